@@ -1,0 +1,1 @@
+"""audits: the statistical auditor, deployment targets, certification, reports and the `gtm` CLI."""

@@ -1,0 +1,300 @@
+"""Frozen configuration values for a GTM deployment (the TOML format of DESIGN.md).
+
+A configuration is data: it is validated once, at construction, and round-trips
+to TOML and JSON. Planners, the simulator, the exact engine and the auditor all
+take these values; none of them owns them.
+
+```toml
+[gtm]
+epsilon = 1.0
+parameterization = "theorem21"   # or "theorem23", "exact"
+theta = 1.0
+gamma = 1.5
+beta = 0.05
+# theorem23 takes epsilon_c and c_h instead of epsilon/theta
+[stream]
+eps_t = 0.1          # a number or a per-step list of length `horizon`
+delta_t = 0.0        # a number or a per-step list
+p_star = 0.5         # a number or a per-step list
+horizon = 1000
+```
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import tomli_w
+
+from .errors import ConfigError, InvalidParameter
+from .validation import (
+    check_gamma,
+    check_half_open_unit,
+    check_nonnegative,
+    check_open_unit,
+    check_positive,
+    check_positive_int,
+)
+
+PARAMETERIZATIONS = ("theorem21", "theorem23", "exact")
+
+_GTM_KEYS = {
+    "epsilon",
+    "parameterization",
+    "theta",
+    "gamma",
+    "beta",
+    "epsilon_c",
+    "c_h",
+    "evaluation_budget_factor",
+}
+_STREAM_KEYS = {"eps_t", "delta_t", "p_star", "horizon"}
+
+
+def _per_step(name: str, value: Any, horizon: int, check) -> float | tuple[float, ...]:
+    """A scalar, or a list of exactly ``horizon`` values; each checked with ``check``."""
+    if isinstance(value, (list, tuple)):
+        if len(value) != horizon:
+            raise InvalidParameter(
+                f"{name} must be a number or a list of length horizon={horizon}, "
+                f"got a list of length {len(value)}"
+            )
+        return tuple(check(f"{name}[{i + 1}]", v) for i, v in enumerate(value))
+    return check(name, value)
+
+
+@dataclass(frozen=True)
+class StepSpec:
+    """What the analyst fixes for one step t (Algorithm 1 inputs before planning)."""
+
+    t: int
+    eps_t: float
+    p_star: float
+    delta_t: float = 0.0
+
+    def __post_init__(self):
+        check_positive_int("t", self.t)
+        object.__setattr__(self, "eps_t", check_nonnegative("eps_t", self.eps_t))
+        object.__setattr__(self, "p_star", check_open_unit("p_star", self.p_star))
+        object.__setattr__(self, "delta_t", check_half_open_unit("delta_t", self.delta_t))
+        if self.delta_t > 0 and self.eps_t == 0:
+            raise InvalidParameter(
+                f"delta_t > 0 needs eps_t > 0 for purification (Lemma 24), got eps_t={self.eps_t!r}"
+            )
+
+
+@dataclass(frozen=True)
+class GTMParameters:
+    """The [gtm] table: output privacy, accuracy targets and the parameterisation."""
+
+    parameterization: str = "theorem21"
+    gamma: float = 1.5
+    beta: float = 0.05
+    epsilon: float | None = None
+    theta: float | None = None
+    epsilon_c: float | None = None
+    c_h: float | None = None
+    evaluation_budget_factor: float = math.e
+
+    def __post_init__(self):
+        if self.parameterization not in PARAMETERIZATIONS:
+            raise InvalidParameter(
+                f"parameterization must be one of {', '.join(PARAMETERIZATIONS)}, "
+                f"got {self.parameterization!r}"
+            )
+        object.__setattr__(self, "gamma", check_gamma("gamma", self.gamma))
+        object.__setattr__(self, "beta", check_open_unit("beta", self.beta))
+        object.__setattr__(
+            self,
+            "evaluation_budget_factor",
+            check_positive("evaluation_budget_factor", self.evaluation_budget_factor),
+        )
+        if self.evaluation_budget_factor < 1:
+            raise InvalidParameter(
+                f"evaluation_budget_factor must be >= 1, got {self.evaluation_budget_factor!r}"
+            )
+        if self.parameterization == "theorem23":
+            for name in ("epsilon_c", "c_h"):
+                if getattr(self, name) is None:
+                    raise InvalidParameter(f"{name} is required for parameterization 'theorem23'")
+                object.__setattr__(self, name, check_positive(name, getattr(self, name)))
+            for name in ("epsilon", "theta"):
+                if getattr(self, name) is not None:
+                    raise InvalidParameter(
+                        f"{name} is not used by parameterization 'theorem23' (use epsilon_c, c_h), "
+                        f"got {getattr(self, name)!r}"
+                    )
+        else:
+            for name in ("epsilon", "theta"):
+                if getattr(self, name) is None:
+                    raise InvalidParameter(
+                        f"{name} is required for parameterization {self.parameterization!r}"
+                    )
+                object.__setattr__(self, name, check_positive(name, getattr(self, name)))
+            for name in ("epsilon_c", "c_h"):
+                if getattr(self, name) is not None:
+                    raise InvalidParameter(
+                        f"{name} is only used by parameterization 'theorem23', "
+                        f"got {getattr(self, name)!r}"
+                    )
+
+
+@dataclass(frozen=True)
+class StreamParameters:
+    """The [stream] table: the input mechanisms' privacy, targets and horizon."""
+
+    eps_t: float | tuple[float, ...]
+    p_star: float | tuple[float, ...]
+    horizon: int
+    delta_t: float | tuple[float, ...] = 0.0
+
+    def __post_init__(self):
+        h = check_positive_int("horizon", self.horizon)
+        object.__setattr__(self, "horizon", h)
+        object.__setattr__(self, "eps_t", _per_step("eps_t", self.eps_t, h, check_nonnegative))
+        object.__setattr__(self, "p_star", _per_step("p_star", self.p_star, h, check_open_unit))
+        object.__setattr__(
+            self, "delta_t", _per_step("delta_t", self.delta_t, h, check_half_open_unit)
+        )
+        # cross-field checks (delta_t > 0 needs eps_t > 0), step by step
+        lists = any(isinstance(v, tuple) for v in (self.eps_t, self.p_star, self.delta_t))
+        for t in range(1, h + 1 if lists else 2):
+            self.step(t)
+
+    @staticmethod
+    def _at(value, t: int) -> float:
+        return value[t - 1] if isinstance(value, tuple) else value
+
+    def step(self, t: int) -> StepSpec:
+        """The analyst's inputs at step t (1-based). Beyond the horizon, scalars extend
+        and per-step lists are refused."""
+        check_positive_int("t", t)
+        if t > self.horizon and any(
+            isinstance(v, tuple) for v in (self.eps_t, self.p_star, self.delta_t)
+        ):
+            raise InvalidParameter(
+                f"t={t} is beyond horizon={self.horizon} and the stream has per-step lists"
+            )
+        return StepSpec(
+            t=t,
+            eps_t=self._at(self.eps_t, t),
+            p_star=self._at(self.p_star, t),
+            delta_t=self._at(self.delta_t, t),
+        )
+
+
+@dataclass(frozen=True)
+class GTMConfig:
+    """A whole GTM deployment description: the [gtm] and [stream] tables."""
+
+    gtm: GTMParameters
+    stream: StreamParameters
+    source: str | None = field(default=None, compare=False, repr=False)
+
+    # -- construction --------------------------------------------------------
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, source: str | None = None) -> "GTMConfig":
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"configuration must be a table, got {type(data).__name__}")
+        unknown = set(data) - {"gtm", "stream"}
+        if unknown:
+            raise ConfigError(f"unknown table(s) {sorted(unknown)}; expected [gtm] and [stream]")
+        for table in ("gtm", "stream"):
+            if table not in data:
+                raise ConfigError(f"missing table [{table}]")
+            if not isinstance(data[table], Mapping):
+                raise ConfigError(f"[{table}] must be a table, got {type(data[table]).__name__}")
+        g, s = dict(data["gtm"]), dict(data["stream"])
+        for table, given, allowed in (("gtm", g, _GTM_KEYS), ("stream", s, _STREAM_KEYS)):
+            extra = set(given) - allowed
+            if extra:
+                raise ConfigError(f"unknown key(s) in [{table}]: {', '.join(sorted(extra))}")
+        for key in ("eps_t", "p_star", "horizon"):
+            if key not in s:
+                raise ConfigError(f"missing key [stream].{key}")
+        if "parameterization" not in g:
+            g["parameterization"] = "theorem21"
+        if not isinstance(g["parameterization"], str):
+            raise InvalidParameter(
+                f"parameterization must be a string, got {g['parameterization']!r}"
+            )
+        for key in ("gamma", "beta"):
+            if key not in g:
+                raise ConfigError(f"missing key [gtm].{key}")
+        return cls(gtm=GTMParameters(**g), stream=StreamParameters(**s), source=source)
+
+    @classmethod
+    def from_toml(cls, text: str, *, source: str | None = None) -> "GTMConfig":
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"not valid TOML ({source or 'text'}): {exc}") from None
+        return cls.from_dict(data, source=source)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "GTMConfig":
+        """Read a TOML (``.toml``) or JSON (``.json``) configuration file."""
+        p = Path(path)
+        try:
+            raw = p.read_bytes()
+        except FileNotFoundError:
+            raise ConfigError(f"configuration file not found: {str(p)!r}") from None
+        except IsADirectoryError:
+            raise ConfigError(f"configuration path is a directory: {str(p)!r}") from None
+        except PermissionError:
+            raise ConfigError(f"configuration file not readable: {str(p)!r}") from None
+        except OSError as exc:
+            raise ConfigError(f"cannot read configuration {str(p)!r}: {exc.strerror}") from None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ConfigError(f"configuration {str(p)!r} is not UTF-8 text") from None
+        if p.suffix.lower() == ".json":
+            try:
+                data = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise ConfigError(f"not valid JSON ({str(p)!r}): {exc}") from None
+            return cls.from_dict(data, source=str(p))
+        return cls.from_toml(text, source=str(p))
+
+    # -- serialisation -------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        g = {k: v for k, v in dataclasses.asdict(self.gtm).items() if v is not None}
+        if g.get("evaluation_budget_factor") == math.e:
+            g.pop("evaluation_budget_factor")
+        s = {}
+        for k, v in dataclasses.asdict(self.stream).items():
+            s[k] = list(v) if isinstance(v, tuple) else v
+        return {"gtm": g, "stream": s}
+
+    def to_toml(self) -> str:
+        return tomli_w.dumps(self.to_dict())
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    def digest(self) -> str:
+        """SHA-256 of the canonical JSON form (the configuration hash in certificates)."""
+        return hashlib.sha256(self.to_json().encode()).hexdigest()
+
+    # -- convenience ---------------------------------------------------------
+    def step(self, t: int) -> StepSpec:
+        return self.stream.step(t)
+
+    def with_changes(self, **changes) -> "GTMConfig":
+        """A copy with [gtm] or [stream] fields replaced (validated again)."""
+        g = {k: v for k, v in changes.items() if k in _GTM_KEYS}
+        s = {k: v for k, v in changes.items() if k in _STREAM_KEYS}
+        unknown = set(changes) - set(g) - set(s)
+        if unknown:
+            raise InvalidParameter(f"unknown configuration field(s): {', '.join(sorted(unknown))}")
+        return GTMConfig(
+            gtm=dataclasses.replace(self.gtm, **g), stream=dataclasses.replace(self.stream, **s)
+        )

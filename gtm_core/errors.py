@@ -1,0 +1,47 @@
+"""One exception tree for the whole package, rooted at :class:`GTMError`.
+
+Messages name the offending field and value, and never contain secrets
+(eta_1, per-step noise, Poisson counts).
+"""
+
+from __future__ import annotations
+
+
+class GTMError(Exception):
+    """Root of every error raised on purpose by gtm."""
+
+
+class InvalidParameter(GTMError, ValueError):
+    """A parameter is outside its documented domain (message names field and value)."""
+
+
+class ConfigError(GTMError):
+    """A configuration file cannot be read, parsed or has the wrong shape."""
+
+
+class UnsupportedConfiguration(GTMError):
+    """A valid description that this code path does not support (named in the message)."""
+
+
+class MechanismError(GTMError):
+    """An input mechanism misbehaved: raised, returned a non +-1 value, or timed out."""
+
+
+class HaltedError(GTMError):
+    """A step was requested after the GTM halted (or entered its terminal failed state)."""
+
+
+class EvaluationBudgetExceeded(GTMError):
+    """A step would need more mechanism evaluations than its budget allows."""
+
+
+class StateError(GTMError):
+    """A persisted deployment state is missing, corrupted, tampered with, or already exists."""
+
+
+class TargetError(GTMError):
+    """An audited target crashed, timed out or answered something malformed."""
+
+
+class CheckFailed(GTMError):
+    """A verification (proof, certificate, audit) did not pass."""

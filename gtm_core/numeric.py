@@ -1,0 +1,95 @@
+"""Arithmetic backends so every paper formula is written once.
+
+Each formula in :mod:`gtm_core.formulas` takes a keyword ``dps``:
+
+* ``dps=None`` (default): float64, via :mod:`math`.
+* ``dps=N``: mpmath at ``N`` decimal digits; inputs are converted with
+  ``mpmath.mpf`` (strings such as ``"0.05"`` are taken exactly as decimals).
+
+The backend object exposes the handful of elementary functions the paper uses.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from typing import Any
+
+import mpmath
+
+
+class _FloatBackend:
+    name = "float64"
+    inf = math.inf
+
+    @staticmethod
+    def num(x: Any) -> float:
+        return float(x)
+
+    log = staticmethod(math.log)
+    log1p = staticmethod(math.log1p)
+    exp = staticmethod(math.exp)
+    expm1 = staticmethod(math.expm1)
+    sqrt = staticmethod(math.sqrt)
+    floor = staticmethod(math.floor)
+    ceil = staticmethod(math.ceil)
+
+    @staticmethod
+    def power(x: float, y: float) -> float:
+        return math.pow(x, y)
+
+    @staticmethod
+    def context():
+        return contextlib.nullcontext()
+
+
+class _MpBackend:
+    name = "mpmath"
+    inf = mpmath.inf
+
+    def __init__(self, dps: int):
+        self.dps = int(dps)
+
+    @staticmethod
+    def num(x: Any):
+        if isinstance(x, mpmath.mpf):
+            return +x  # re-round to the working precision
+        if isinstance(x, float):
+            # floats are taken as the exact binary value they hold
+            return mpmath.mpf(x)
+        return mpmath.mpf(x)
+
+    log = staticmethod(mpmath.log)
+    log1p = staticmethod(mpmath.log1p)
+    exp = staticmethod(mpmath.exp)
+    expm1 = staticmethod(mpmath.expm1)
+    sqrt = staticmethod(mpmath.sqrt)
+
+    @staticmethod
+    def floor(x) -> int:
+        return int(mpmath.floor(x))
+
+    @staticmethod
+    def ceil(x) -> int:
+        return int(mpmath.ceil(x))
+
+    @staticmethod
+    def power(x, y):
+        return mpmath.power(x, y)
+
+    def context(self):
+        return mpmath.workdps(self.dps)
+
+
+FLOAT = _FloatBackend()
+
+
+def backend(dps: int | None):
+    """Return the float64 backend (``dps=None``) or an mpmath backend at ``dps`` digits."""
+    if dps is None:
+        return FLOAT
+    if isinstance(dps, bool) or not isinstance(dps, int) or dps < 5:
+        from .errors import InvalidParameter
+
+        raise InvalidParameter(f"dps must be an integer >= 5 or None, got {dps!r}")
+    return _MpBackend(dps)

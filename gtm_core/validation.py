@@ -1,0 +1,86 @@
+"""Small ``check_*`` helpers: validate once, at construction, with messages that
+quote the field name and the offending value (attrs / Hypothesis style)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+from .errors import InvalidParameter
+
+
+def _as_real(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidParameter(f"{name} must be a real number, got {value!r}")
+    x = float(value)
+    if math.isnan(x) or math.isinf(x):
+        raise InvalidParameter(f"{name} must be finite, got {value!r}")
+    return x
+
+
+def check_finite(name: str, value: Any) -> float:
+    return _as_real(name, value)
+
+
+def check_positive(name: str, value: Any) -> float:
+    x = _as_real(name, value)
+    if not x > 0:
+        raise InvalidParameter(f"{name} must be > 0, got {value!r}")
+    return x
+
+
+def check_nonnegative(name: str, value: Any) -> float:
+    x = _as_real(name, value)
+    if not x >= 0:
+        raise InvalidParameter(f"{name} must be >= 0, got {value!r}")
+    return x
+
+
+def check_open_unit(name: str, value: Any) -> float:
+    x = _as_real(name, value)
+    if not 0 < x < 1:
+        raise InvalidParameter(f"{name} must be in (0, 1), got {value!r}")
+    return x
+
+
+def check_half_open_unit(name: str, value: Any) -> float:
+    """[0, 1)."""
+    x = _as_real(name, value)
+    if not 0 <= x < 1:
+        raise InvalidParameter(f"{name} must be in [0, 1), got {value!r}")
+    return x
+
+
+def check_gamma(name: str, value: Any) -> float:
+    x = _as_real(name, value)
+    if not 1 < x <= 2:
+        raise InvalidParameter(f"{name} must be in (1, 2], got {value!r}")
+    return x
+
+
+def check_probability(name: str, value: Any) -> float:
+    x = _as_real(name, value)
+    if not 0 <= x <= 1:
+        raise InvalidParameter(f"{name} must be in [0, 1], got {value!r}")
+    return x
+
+
+def check_positive_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InvalidParameter(f"{name} must be a positive integer, got {value!r}")
+    if int(value) < 1:
+        raise InvalidParameter(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def check_direction(name: str, value: Any) -> int:
+    if value not in (1, -1) or isinstance(value, bool):
+        raise InvalidParameter(f"{name} must be +1 or -1, got {value!r}")
+    return int(value)
+
+
+def check_nonnegative_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 0:
+        raise InvalidParameter(f"{name} must be a non-negative integer, got {value!r}")
+    return int(value)

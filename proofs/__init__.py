@@ -1,0 +1,1 @@
+"""proofs: one module per paper lemma - Z3/cvc5 encodings, interval certificates and mutants."""
