@@ -98,12 +98,17 @@ def lambda_right(x, alpha, *, dps: int | None = None):
 
     Lemma 10(3b): if c + 1 >= 2 ln(1/alpha) and lambda <= lambda^r(c, alpha) then
     Pr[Po(lambda) >= c + 1] <= alpha.
+
+    Evaluated as y (y - 2L) / (y + sqrt(2 y L)), y = x + 1, which is the same number
+    without the subtraction of two nearly equal terms. Near the validity boundary
+    y = 2L the value itself is ill-conditioned in L (relative condition number
+    ~ sqrt(2yL) / (2 lambda^r)): no formula can do better there in float64.
     """
     m = backend(dps)
     with m.context():
         y = m.num(x) + 1
         L = -m.log(m.num(alpha))
-        return y - m.sqrt(2 * y * L)
+        return y * (y - 2 * L) / (y + m.sqrt(2 * y * L))
 
 
 def right_tail_valid(x, alpha, *, dps: int | None = None) -> bool:
@@ -464,19 +469,31 @@ def pareto_moment(k, sigma, *, dps: int | None = None):
 
 
 def pareto_truncated_mean(sigma, W, *, dps: int | None = None):
-    """Lemma 12(3a): E[min(w, W)] = sigma/(sigma-1) - W^{1-sigma}/(sigma-1), sigma > 1, W >= 1."""
+    """Lemma 12(3a): E[min(w, W)] = sigma/(sigma-1) - W^{1-sigma}/(sigma-1), W >= 1.
+
+    The paper states it for sigma > 1; the identity holds for every sigma > 0 with
+    the limit 1 + ln W at sigma = 1. Evaluated as 1 - expm1((1-sigma) ln W)/(sigma-1),
+    the same number without the cancellation of two terms ~ 1/(sigma-1) near sigma = 1.
+    """
     m = backend(dps)
     with m.context():
         s = m.num(sigma)
-        return s / (s - 1) - m.power(m.num(W), 1 - s) / (s - 1)
+        lw = m.log(m.num(W))
+        if s == 1:
+            return 1 + lw
+        return 1 - m.expm1((1 - s) * lw) / (s - 1)
 
 
 def pareto_truncated_second_moment(sigma, W, *, dps: int | None = None):
-    """Lemma 12(3b): E[min(w, W)^2] = (2 W^{2-sigma} - sigma)/(2 - sigma) (sigma != 2), 2 ln W + 1 (sigma = 2)."""
+    """Lemma 12(3b): E[min(w, W)^2] = (2 W^{2-sigma} - sigma)/(2 - sigma) (sigma != 2), 2 ln W + 1 (sigma = 2).
+
+    Evaluated as 1 + 2 expm1((2-sigma) ln W)/(2-sigma): the same number, continuous
+    through sigma = 2 and free of cancellation there.
+    """
     m = backend(dps)
     with m.context():
         s = m.num(sigma)
-        WW = m.num(W)
+        lw = m.log(m.num(W))
         if s == 2:
-            return 2 * m.log(WW) + 1
-        return (2 * m.power(WW, 2 - s) - s) / (2 - s)
+            return 2 * lw + 1
+        return 1 + 2 * m.expm1((2 - s) * lw) / (2 - s)

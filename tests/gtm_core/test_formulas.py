@@ -1,0 +1,142 @@
+"""Unit tests of gtm_core.formulas beyond the golden table: the float64 cancellation
+traps (pinned, with the reason), both backends' types, and the limits the rewritten
+forms must respect."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import pytest
+
+from gtm_core import formulas as F
+from gtm_core.errors import InvalidParameter
+
+
+def _rel(a, b):
+    return abs(float(a) - float(b)) / abs(float(b))
+
+
+def test_backends_return_float_or_mpf():
+    assert isinstance(F.lambda_left(10, 0.05), float)
+    assert isinstance(F.lambda_left(10, "0.05", dps=30), mpmath.mpf)
+    assert isinstance(F.lemma11_threshold(0.01, 0.01, 1.5), int)
+    assert isinstance(F.lemma11_threshold(0.01, 0.01, 1.5, dps=None), int)
+    assert isinstance(F.direction(0.5, 1.5, 2.0), int)
+    assert isinstance(F.right_tail_valid(10, 0.05), bool)
+
+
+@pytest.mark.parametrize("dps", [0, 4, -1, 2.5, True, "30"])
+def test_bad_precision_is_a_typed_error(dps):
+    with pytest.raises(InvalidParameter, match="dps"):
+        F.lambda_left(1, 0.5, dps=dps)
+
+
+def test_mpmath_path_takes_decimal_strings_exactly():
+    with mpmath.workdps(50):
+        exact = F.lambda_left("282", "0.05", dps=50)
+        binary = F.lambda_left(282, 0.05, dps=50)  # the double nearest 0.05
+    assert exact != binary
+    assert abs(exact - binary) / exact < 1e-15
+
+
+# -- lambda_right near its validity boundary: ill-conditioned, pinned --------------
+
+
+def test_lambda_right_is_ill_conditioned_near_the_validity_boundary():
+    """At y = x+1 just above 2 ln(1/alpha), lambda^r ~ 0 and depends on ln(1/alpha)
+    with condition number ~ sqrt(2yL)/(2 lambda^r). A one-ulp error in the float64
+    logarithm alone moves it by far more than 1e-12: this is why the golden points
+    keep |y - 2L| >= y/4. The loss is what the condition number predicts, no more."""
+    x = 199.0
+    alpha = math.exp(-100.0 + 1e-7)  # 2 ln(1/alpha) = 200 - 2e-7 = y - 2e-7
+    got = F.lambda_right(x, alpha)
+    with mpmath.workdps(60):
+        want = F.lambda_right(x, alpha, dps=60)  # the same binary inputs, exactly
+        y, L = mpmath.mpf(x) + 1, -mpmath.log(mpmath.mpf(alpha))
+        cond = mpmath.sqrt(2 * y * L) / (2 * abs(want))
+    rel = _rel(got, want)
+    assert rel > 1e-12  # float64 cannot meet the golden tolerance here ...
+    assert rel < 4 * float(cond) * 2.0**-52  # ... and loses only what conditioning explains
+
+
+def test_lambda_right_rewritten_form_matches_the_printed_formula():
+    for x, alpha in [(282, 0.0076), (10, 0.5), (1e5, 1e-20), (0.5, 0.9), (3, 0.01)]:
+        y, L = x + 1, -math.log(alpha)
+        printed = y - math.sqrt(2 * y * L)  # equation (4) as printed
+        assert F.lambda_right(x, alpha) == pytest.approx(printed, rel=1e-12, abs=1e-12 * y)
+
+
+# -- Pareto truncated moments near sigma = 1 and sigma = 2 --------------------------
+
+
+@pytest.mark.parametrize("sigma", [1 + 1e-9, 1 - 1e-9, 1 + 1e-6])
+def test_truncated_mean_has_no_cancellation_near_sigma_one(sigma):
+    W = 1e6
+    with mpmath.workdps(50):
+        want = F.pareto_truncated_mean(mpmath.mpf(sigma), W, dps=50)
+    naive = sigma / (sigma - 1) - W ** (1 - sigma) / (sigma - 1)  # Lemma 12(3a) as printed
+    assert _rel(F.pareto_truncated_mean(sigma, W), want) < 1e-13
+    if abs(sigma - 1) < 1e-8:
+        assert _rel(naive, want) > 1e-9  # the printed form cancels catastrophically
+
+
+def test_truncated_moments_are_continuous_through_the_special_points():
+    W = 1e4
+    at_one = F.pareto_truncated_mean(1.0, W)
+    assert at_one == pytest.approx(1 + math.log(W), rel=1e-15)
+    assert F.pareto_truncated_mean(1 + 1e-12, W) == pytest.approx(at_one, rel=1e-10)
+    at_two = F.pareto_truncated_second_moment(2.0, W)
+    assert at_two == pytest.approx(1 + 2 * math.log(W), rel=1e-15)
+    assert F.pareto_truncated_second_moment(2 - 1e-12, W) == pytest.approx(at_two, rel=1e-10)
+    naive = lambda s: (2 * W ** (2 - s) - s) / (2 - s)  # noqa: E731  (Lemma 12(3b) as printed)
+    assert _rel(naive(2 - 1e-12), at_two) > 1e-6
+
+
+def test_truncated_mean_extends_below_sigma_one():
+    # E[min(w, W)] for sigma = 1/2 by direct integration: int_1^W u (1/2) u^{-3/2} du + W W^{-1/2}
+    W = 100.0
+    assert F.pareto_truncated_mean(0.5, W) == pytest.approx((math.sqrt(W) - 1) + math.sqrt(W))
+
+
+# -- Theorem 29 where its right-hand side crosses zero -----------------------------
+
+
+def test_theorem29_alpha_sum_near_zero_is_ill_conditioned():
+    """(1/eps)(ln a + ln b) - 2 crosses zero; there float64 loses ~|terms|/|value| ulps,
+    which is why golden points keep |value| >= 1e-3 |terms|."""
+    eps, beta, T = 1.0, 0.05, 1
+    # solve for delta = 0 with value ~ 0: ln(1/(2 beta)) * 2 / eps = 2 -> beta = 1/(2e)
+    beta = 1 / (2 * math.e) * (1 + 1e-9)
+    got = F.theorem29_alpha_sum(eps, 0.0, beta, T)
+    with mpmath.workdps(50):
+        want = F.theorem29_alpha_sum(eps, 0, beta, T, dps=50)
+    assert abs(want) < 1e-8
+    assert _rel(got, want) > 1e-12
+    assert abs(float(want) - got) < 8 * 2.0**-52 * 2  # absolute error stays at the ulp level
+
+
+# -- small facts the planners rely on ----------------------------------------------
+
+
+def test_rejection_threshold_flipped_branch_is_never_near_zero():
+    """When the flipped branch 1 - x(1-p*) wins, it is >= 1 - p* (no cancellation)."""
+    for p in (0.5, 0.9, 0.99, 0.999999):
+        for x in (1.0, 1.0001, 1.5, 3.0, 1e3):
+            pb = F.rejection_threshold(p, x, 1.0)
+            if pb != p / x:
+                assert pb >= 1 - p
+
+
+def test_theorem23_eps_t_zero_limits():
+    assert F.theorem23_tau2(0, 2, 0.01) == math.inf
+    assert F.theorem23_noise_range(0, 1, 2, 0.05) == 1
+    assert F.theorem23_expost_loss(True, 0, 1, 2, 0.01) == 1
+    assert F.theorem23_tau2(0, 2, 0.01, dps=30) == mpmath.inf
+
+
+def test_lemma11_threshold_float_path_agrees_away_from_ties():
+    for alpha, beta, gamma in [(0.0076, 0.0076, 1.5), (1e-10, 0.3, 1.01), (0.4, 1e-20, 2.0)]:
+        assert F.lemma11_threshold(alpha, beta, gamma, dps=None) == F.lemma11_threshold(
+            alpha, beta, gamma
+        )
