@@ -259,7 +259,13 @@ def _plan_step(config: GTMConfig, t: int) -> StepPlan:
     _load_optional_planner(name)
     if name not in STEP_PLANNERS:
         raise UnsupportedConfiguration(f"parameterization {name!r} has no planner available")
-    return STEP_PLANNERS[name](config, t)
+    try:
+        return STEP_PLANNERS[name](config, t)
+    except (OverflowError, ZeroDivisionError):
+        raise UnsupportedConfiguration(
+            f"step t={t}: the noise range Lambda_t or base rate overflows float64 "
+            f"(eps_t/eps too large for this beta/theta); no usable rejection threshold"
+        ) from None
 
 
 def make_plan(config: GTMConfig) -> Plan:

@@ -20,7 +20,7 @@ def _plan(param="theorem21", **stream):
     return make_plan(GTMConfig.from_dict({"gtm": g, "stream": s}))
 
 
-@pytest.mark.parametrize("eps,theta", [(1.0, 1.0), (0.3, 0.7), (2.0, 3.3), (0.1, 0.01)])
+@pytest.mark.parametrize("eps,theta", [(1.0, 1.0), (0.3, 0.7), (2.0, 3.3), (0.5, 0.2)])
 def test_theorem21_privacy_identity_exact(eps, theta):
     cfg = GTMConfig.from_dict({"gtm": {"epsilon": eps, "theta": theta, "gamma": 1.5, "beta": 0.05},
                                "stream": {"eps_t": 0.1, "p_star": 0.5, "horizon": 5}})
@@ -73,3 +73,12 @@ def test_rejection_threshold_never_claims_more_than_the_variant_gives():
     sp = plan.step(3)
     g = plan.config.gtm.gamma
     assert Fraction(sp.p_bar) * Fraction(g) * Fraction(sp.Lambda) <= Fraction(sp.p_star)
+
+
+def test_overflowing_configuration_is_a_typed_error():
+    from gtm_core.errors import UnsupportedConfiguration
+
+    cfg = GTMConfig.from_dict({"gtm": {"epsilon": 0.1, "theta": 0.01, "gamma": 1.5, "beta": 0.05},
+                               "stream": {"eps_t": 0.1, "p_star": 0.5, "horizon": 5}})
+    with pytest.raises(UnsupportedConfiguration, match="overflows"):
+        make_plan(cfg)
