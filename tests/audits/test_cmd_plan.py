@@ -142,6 +142,8 @@ BAD_CONFIGS = {
                     "unknown key(s) in [gtm]: thetta"),
     "string_value": (GOOD_TOML.replace("eps_t = 0.1", 'eps_t = "0.1"'),
                      "eps_t must be a real number, got '0.1'"),
+    "huge_integer": (GOOD_TOML.replace("epsilon = 1.0", "epsilon = " + "9" * 400),
+                     "epsilon must be finite, got 9999"),
     "overflow": (GOOD_TOML.replace("epsilon = 1.0", "epsilon = 0.01").replace("eps_t = 0.1", "eps_t = 1.0")
                  .replace("theta = 1.0", "theta = 100.0").replace("beta = 0.05", "beta = 1e-12"),
                  "overflows float64"),

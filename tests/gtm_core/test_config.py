@@ -124,6 +124,8 @@ BAD_VALUES = [
     ("gtm", "epsilon", math.inf, InvalidParameter, "epsilon must be finite, got inf"),
     ("gtm", "epsilon", "1.0", InvalidParameter, "epsilon must be a real number, got '1.0'"),
     ("gtm", "epsilon", True, InvalidParameter, "epsilon must be a real number, got True"),
+    ("gtm", "epsilon", 10**400, InvalidParameter, "epsilon must be finite, got 1000000"),
+    ("gtm", "epsilon", "x" * 500, InvalidParameter, "(502 chars)"),
     ("gtm", "theta", 0, InvalidParameter, "theta must be > 0, got 0"),
     ("gtm", "theta", -math.inf, InvalidParameter, "theta must be finite, got -inf"),
     ("gtm", "gamma", 1, InvalidParameter, "gamma must be in (1, 2], got 1"),

@@ -140,3 +140,22 @@ def test_lemma11_threshold_float_path_agrees_away_from_ties():
         assert F.lemma11_threshold(alpha, beta, gamma, dps=None) == F.lemma11_threshold(
             alpha, beta, gamma
         )
+
+
+# -- errata ------------------------------------------------------------------------
+
+
+def test_erratum_remark32_exponent_of_one_over_beta():
+    """Remark 32 writes the amortized upper bound of Lemma 22 as
+    O(sigma/(sigma-1) (1/beta)^{eps_1/(theta eps)} ln(T/beta) / (p* (gamma-1)^2)).
+    Lemma 22 itself (and Theorem 21(3)) has Lambda_0 = (4/beta)^{(1+2/theta) eps_1/eps}: the
+    exponent is (theta+2) eps_1/(theta eps), not eps_1/(theta eps). The remark's conclusion
+    ((1/beta)^{Theta(eps_1/eps)} for fixed theta) is unaffected. We implement Lemma 22."""
+    eps, eps_1, theta, gamma, p_star, t = 1.0, 0.1, 1.0, 1.5, 0.5, 10
+    b1, b2 = 1e-3, 1e-9
+    a1 = F.theorem21_A_tilde(t, eps, eps_1, theta, gamma, b1, p_star, 1.0)
+    a2 = F.theorem21_A_tilde(t, eps, eps_1, theta, gamma, b2, p_star, 1.0)
+    log_ratio = math.log(t / b2) / math.log(t / b1)
+    exponent = math.log(a2 / a1 / log_ratio) / math.log(b1 / b2)
+    assert exponent == pytest.approx((1 + 2 / theta) * eps_1 / eps, rel=1e-12)  # Lemma 22: 0.3
+    assert abs(exponent - eps_1 / (theta * eps)) > 0.1  # Remark 32 as printed: 0.1
