@@ -3,20 +3,23 @@
 The trap
 --------
 The series converges like 1/(2 ln^2 J): a sum of the first 10^6 terms is still
-off by 2.6e-3, and ``mpmath.nsum``'s default extrapolation returns 1.2271... The
-true value begins 1.2330926408131823377...
+off by 2.6e-3, ``mpmath.nsum``'s default extrapolation returns 1.2263... (1.2271...
+at 20 digits) and even ``nsum(..., method="euler-maclaurin")`` gives 1.23303...
+The true value begins 1.2330926408131823377...
 
 The method (both paths)
 -----------------------
 Sum the first N-1 terms directly and replace the rest by the Euler-Maclaurin
-formula (Concrete Mathematics, eqs. (9.67) and (9.78), with b -> infinity):
+formula with its remainder theorem (Graham, Knuth, Patashnik, *Concrete
+Mathematics*, 2nd ed., Section 9.5: R_{2m} = theta B_{2m+2}/(2m+2)! f^{(2m+1)}(x)|_a^b
+with 0 < theta < 1 whenever f^{(2m+2)} >= 0 and f^{(2m+4)} >= 0 on [a, b]), with b -> infinity:
 
     sum_{j>=N} f(j) = int_N^inf f(x) dx + f(N)/2 - sum_{k=1}^{m} B_{2k}/(2k)! f^{(2k-1)}(N) + R_m,
 
     R_m = -theta * B_{2m+2}/(2m+2)! * f^{(2m+1)}(N)   for some theta in [0, 1].
 
-Why the remainder bound is *proved*: (9.78) holds whenever f^{(2m+2)} and
-f^{(2m+4)} have the same sign on [N, inf). Here f is completely monotone on
+Why the remainder bound is *proved*: the remainder theorem needs f^{(2m+2)} and
+f^{(2m+4)} >= 0 on [N, inf). Here f is completely monotone on
 (0, inf) ((-1)^n f^{(n)} >= 0 for every n), so every even derivative is >= 0:
   * 1/x is completely monotone;
   * ln(x+2) is positive on (0, inf) with completely monotone derivative 1/(x+2),
