@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 from fractions import Fraction
 
 import mpmath
@@ -36,9 +37,12 @@ from .strategies import (
     theorem23_parameters,
 )
 
-FAST = settings(max_examples=60, deadline=None, database=None,
+# GTM_PROPERTY_SCALE=10 multiplies the number of examples (a stress run; default 1 keeps
+# this file under ~30 s on a loaded 2-core machine).
+_SCALE = float(os.environ.get("GTM_PROPERTY_SCALE", "1"))
+FAST = settings(max_examples=int(60 * _SCALE), deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow])
-SLOW = settings(max_examples=20, deadline=None, database=None,
+SLOW = settings(max_examples=int(20 * _SCALE), deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -278,7 +282,10 @@ def test_beta_allocation_sums_to_at_most_beta(config):
     per_step = Fraction(0)
     ratio = None
     for t in range(1, T + 1):
-        st_ = plan.step(t)
+        try:
+            st_ = plan.step(t)
+        except UnsupportedConfiguration:  # a later step's Lambda_t overflows float64
+            assume(False)
         spent = Fraction(st_.beta_I) + Fraction(st_.beta_II)
         if config.gtm.parameterization == "theorem23":
             spent += Fraction(st_.beta_t) / 6  # Pr[N_t >= e lambda_bar_t | G]
