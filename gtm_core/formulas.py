@@ -5,6 +5,15 @@ computes with mpmath at that many decimal digits (see :mod:`gtm_core.numeric`).
 The same source code serves both, so the float64 path and the golden values
 cannot drift apart. Integer-valued results (thresholds ``c``) are Python ints.
 
+Float64 policy: a result beyond the float64 range raises ``OverflowError`` (the
+planners turn it into a typed ``UnsupportedConfiguration``); it is never silently
+returned as a wrong finite number. Where the printed formula subtracts nearly equal
+terms, the function evaluates an algebraically equal cancellation-free form
+(lambda_right, the truncated Pareto moments); where the *value* itself is
+ill-conditioned (lambda_right near its validity boundary, Theorem 29's bound near
+zero) tests/gtm_core/test_formulas.py pins the loss and its explanation.
+Golden values: tests/golden/formulas.json (generator next to it).
+
 Paper: "Near-Optimal Generalized Private Testing" (Chaturvedi, Henzinger,
 Upadhyay), ``shared/paper/gtm-paper.txt``.
 """
@@ -226,6 +235,8 @@ def rejection_threshold(p_star, gamma, Lambda, *, dps: int | None = None):
     """Theorems 21(2) and 23(2): p_bar = max(p*/(gamma Lambda), 1 - gamma Lambda (1 - p*)).
 
     The first term is the direct variant (s=+1), the second the flipped one (s=-1).
+    No cancellation: the flipped term wins only when x = gamma Lambda <= p*/(1-p*),
+    and then it is >= 1 - p*.
     """
     m = backend(dps)
     with m.context():
