@@ -150,15 +150,36 @@ def lemma11_root(alpha, beta, gamma, *, dps: int | None = None):
 def lemma11_threshold(alpha, beta, gamma, *, dps: int | None = 50) -> int:
     """Lemma 11: c = max(floor(2 max(A, B)), ceil(r^2)).
 
-    Computed at ``dps`` digits (default 50) because floor/ceil must be exact;
-    float64 (``dps=None``) is allowed but can be off by one at integer ties.
+    (The first term never wins: r >= sqrt(2A) + gamma sqrt(2B) >= sqrt(2 max(A, B)),
+    so c = ceil(r^2); we keep the paper's expression.)
+
+    Computed at ``dps`` digits (default 50) because floor/ceil must be exact: if
+    2 max(A, B) or r^2 lies within 10^-(dps-10) (relative) of an integer, the
+    computation is repeated at twice the precision (up to 800 digits), so the
+    rounding direction is never decided by the last digits. float64
+    (``dps=None``) is allowed but can be off by one at such near-ties.
     """
-    m = backend(dps)
-    with m.context():
-        A = -m.log(m.num(alpha))
-        B = -m.log(m.num(beta))
-        r = lemma11_root(alpha, beta, gamma, dps=dps)
+    if dps is None:
+        m = backend(None)
+        A, B = -m.log(m.num(alpha)), -m.log(m.num(beta))
+        r = lemma11_root(alpha, beta, gamma)
         return int(max(m.floor(2 * max(A, B)), m.ceil(r * r)))
+    backend(dps)  # validates dps
+    digits = int(dps)
+    while True:
+        m = backend(digits)
+        with m.context():
+            A, B = -m.log(m.num(alpha)), -m.log(m.num(beta))
+            r = lemma11_root(alpha, beta, gamma, dps=digits)
+            lo, hi = 2 * max(A, B), r * r
+            tol = m.power(10, -(digits - 10)) * max(1, hi)
+            if min(abs(lo - round(lo)), abs(hi - round(hi))) > tol:
+                return int(max(m.floor(lo), m.ceil(hi)))
+        if digits >= 800:
+            raise ArithmeticError(
+                f"Lemma 11 threshold undecided at {digits} digits (an exact integer tie?)"
+            )
+        digits *= 2
 
 
 # ---------------------------------------------------------------------------

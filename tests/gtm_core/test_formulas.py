@@ -159,3 +159,44 @@ def test_erratum_remark32_exponent_of_one_over_beta():
     exponent = math.log(a2 / a1 / log_ratio) / math.log(b1 / b2)
     assert exponent == pytest.approx((1 + 2 / theta) * eps_1 / eps, rel=1e-12)  # Lemma 22: 0.3
     assert abs(exponent - eps_1 / (theta * eps)) > 0.1  # Remark 32 as printed: 0.1
+
+
+# -- Lemma 11's integer threshold at near-ties ----------------------------------------
+
+
+def _alpha_with_r_squared(n: int, delta: str, beta: str = "0.01", gamma: str = "2") -> str:
+    """A decimal alpha for which Lemma 11's r^2 = n + delta (to 190 digits)."""
+    with mpmath.workdps(200):
+        B, g = -mpmath.log(mpmath.mpf(beta)), mpmath.mpf(gamma)
+
+        def r2(A):
+            a = mpmath.sqrt(2 * A) + g * mpmath.sqrt(2 * B)
+            return ((a + mpmath.sqrt(a * a + 8 * (g - 1) * A)) / (2 * (g - 1))) ** 2
+
+        A = mpmath.findroot(lambda A: r2(A) - (n + mpmath.mpf(delta)), 5)
+        return mpmath.nstr(mpmath.exp(-A), 190)
+
+
+@pytest.mark.parametrize("delta,want", [("1e-60", 101), ("-1e-60", 100), ("1e-120", 101)])
+def test_lemma11_threshold_escalates_precision_at_near_ties(delta, want):
+    """r^2 within 1e-60 of the integer 100: 50 digits cannot decide the ceiling; the
+    function must notice and recompute at higher precision."""
+    alpha = _alpha_with_r_squared(100, delta)
+    assert F.lemma11_threshold(alpha, "0.01", "2") == want
+    assert F.lemma11_threshold(alpha, "0.01", "2", dps=30) == want
+
+
+def test_lemma11_first_term_is_never_the_maximum():
+    """Observation (not an erratum): r >= a = sqrt(2A) + gamma sqrt(2B) >= sqrt(2 max(A, B)),
+    so ceil(r^2) >= floor(2 max(A, B)) always and c = ceil(r^2); Lemma 11(2) follows from
+    c >= r^2 >= 2 max(A, B) with the +1 to spare."""
+    import random
+
+    rng = random.Random(11)
+    for _ in range(300):
+        alpha, beta = (math.exp(-rng.uniform(0.01, 70)) for _ in range(2))
+        gamma = 1 + rng.uniform(1e-3, 1)
+        A, B = -math.log(alpha), -math.log(beta)
+        r = F.lemma11_root(alpha, beta, gamma)
+        assert r * r >= 2 * max(A, B)
+        assert F.lemma11_threshold(alpha, beta, gamma) == math.ceil(r * r) or abs(r * r - round(r * r)) < 1e-9
