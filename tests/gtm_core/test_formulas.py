@@ -200,3 +200,34 @@ def test_lemma11_first_term_is_never_the_maximum():
         r = F.lemma11_root(alpha, beta, gamma)
         assert r * r >= 2 * max(A, B)
         assert F.lemma11_threshold(alpha, beta, gamma) == math.ceil(r * r) or abs(r * r - round(r * r)) < 1e-9
+
+
+def _required_C_A(t, beta, eps=1.0, theta=1.0, gamma=1.5, eps_t=0.1, p_star=0.5):
+    """Smallest C_A for which Theorem 21(3)'s lambda_t <= A~_t w_t holds at the worst point
+    of G_0 (eta_1 = 0): lambda_t / w_t = rho_t e^{eps_t mu_1} (s=+1) or rho_t (s=-1)."""
+    bt = F.step_failure_probability(t, beta)
+    lam = F.theorem21_noise_range(eps_t, eps, theta, beta, bt)
+    s = F.direction(p_star, gamma, lam)
+    if s == 1:
+        c = F.lemma11_threshold(bt / 4, bt / 4, gamma)
+        worst = F.base_rate_above(c, bt / 4, p_star) * math.exp(eps_t * F.theorem21_mu1(eps, theta, beta))
+    else:
+        c = F.lemma11_threshold(bt / 4, bt / 4, gamma)
+        worst = F.base_rate_below(c, bt / 4, 1 - p_star)
+    return worst / F.theorem21_A_tilde(t, eps, eps_t, theta, gamma, beta, p_star, 1.0)
+
+
+def test_erratum_theorem21_item3_needs_beta_bounded_away_from_one():
+    """Theorem 21(3) claims lambda_t <= A~_t w_t with A~_t proportional to ln(t/beta) for a
+    *universal* C_A and any beta in (0, 1). At t = 1, ln(t/beta) -> 0 as beta -> 1 while
+    rho_1 >= ln(4/beta_1)/p* stays >= 1.88/p*, so no fixed C_A works. The proof converts
+    O(ln(1/beta_t)) into O(ln(t/beta)), which needs ln(t/beta) bounded below - Lemma 22 adds
+    the hypothesis beta <= 1/e explicitly; Theorem 21(3) needs it too."""
+    # with beta <= 1/e the required constant stays bounded (here < 60) for all t
+    for beta in (1e-12, 1e-6, 1e-3, 0.05, 1 / math.e):
+        for t in (1, 2, 10, 1000, 10**6):
+            assert _required_C_A(t, beta) < 60
+    # without it, at t = 1 it grows without bound (~ 1/ln(1/beta))
+    assert _required_C_A(1, 0.99) > 1000
+    assert _required_C_A(1, 1 - 1e-6) > 1e7
+    assert _required_C_A(1, 1 - 1e-6) > 1000 * _required_C_A(1, 0.99)
