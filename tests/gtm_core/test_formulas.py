@@ -231,3 +231,19 @@ def test_erratum_theorem21_item3_needs_beta_bounded_away_from_one():
     assert _required_C_A(1, 0.99) > 1000
     assert _required_C_A(1, 1 - 1e-6) > 1e7
     assert _required_C_A(1, 1 - 1e-6) > 1000 * _required_C_A(1, 0.99)
+
+
+def test_erratum_theorem23_item3_same_missing_hypothesis():
+    """Theorem 23(3): N_t <= O(Lambda_t ln(t/beta) / (p* (gamma-1)^2)) (s = +1). Its proof bounds
+    N_t by e rho_t Lambda_t with rho_t >= ln(6/beta_t)/p*, so the hidden constant
+    rho_t Lambda_t / (Lambda_t ln(t/beta) / (p* (gamma-1)^2)) must be bounded - it is for
+    beta <= 1/e, not as beta -> 1 at t = 1."""
+
+    def ratio(t, beta, gamma=1.5, p_star=0.5):
+        bt = F.step_failure_probability(t, beta)
+        c = F.lemma11_threshold(bt / 6, bt / 6, gamma)
+        rho = F.base_rate_above(c, bt / 6, p_star)
+        return rho / (math.log(t / beta) / (p_star * (gamma - 1) ** 2))
+
+    assert max(ratio(t, b) for t in (1, 2, 100, 10**6) for b in (1e-9, 0.05, 1 / math.e)) < 60
+    assert ratio(1, 1 - 1e-6) > 1e7
