@@ -41,6 +41,9 @@ def _not(v):
 
 
 def _cmp(kind, a, b):
+    if isinstance(a, Fraction) and isinstance(b, Fraction):
+        ok = {z3.Z3_OP_EQ: a == b, z3.Z3_OP_LE: a <= b, z3.Z3_OP_LT: a < b, z3.Z3_OP_GE: a >= b, z3.Z3_OP_GT: a > b}[kind]
+        return TRUE if ok else FALSE
     diff = a - b
     tol = REL_TOL * max(1, abs(a), abs(b))
     if kind == z3.Z3_OP_EQ:
@@ -72,6 +75,11 @@ class MPEvaluator:
     """Evaluate Z3 expressions at an assignment, with aux variables recomputed."""
 
     def __init__(self, values: dict, defs: list):
+        # a rational model of a query without auxiliary (irrational) variables is re-evaluated exactly
+        self.exact = not defs and all(isinstance(v, (int, Fraction)) for v in values.values())
+        if self.exact:
+            self.env = {k: Fraction(v) for k, v in values.items()}
+            return
         with mpmath.workdps(DPS):
             self.env = {k: to_mpf(v) for k, v in values.items()}
             for var, kind, arg in defs:  # in definition order
@@ -87,8 +95,10 @@ class MPEvaluator:
 
     def _term(self, e):
         if z3.is_int_value(e):
-            return mpmath.mpf(e.as_long())
+            return Fraction(e.as_long()) if self.exact else mpmath.mpf(e.as_long())
         if z3.is_rational_value(e):
+            if self.exact:
+                return Fraction(e.numerator_as_long(), e.denominator_as_long())
             return mpmath.mpf(e.numerator_as_long()) / e.denominator_as_long()
         if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
             name = e.decl().name()
@@ -96,16 +106,21 @@ class MPEvaluator:
                 raise KeyError(f"no value for variable {name}")
             return self.env[name]
         k = e.decl().kind()
+        if k == z3.Z3_OP_ITE:
+            c = self._truth(e.children()[0])
+            if c == UNSURE:
+                raise ValueError("ambiguous if-then-else condition")
+            return self._term(e.children()[1] if c == TRUE else e.children()[2])
         a = [self._term(c) for c in e.children()]
         if k == z3.Z3_OP_ADD:
-            return mpmath.fsum(a)
+            return sum(a[1:], a[0]) if self.exact else mpmath.fsum(a)
         if k == z3.Z3_OP_SUB:
             out = a[0]
             for x in a[1:]:
                 out -= x
             return out
         if k == z3.Z3_OP_MUL:
-            out = mpmath.mpf(1)
+            out = Fraction(1) if self.exact else mpmath.mpf(1)
             for x in a:
                 out *= x
             return out
@@ -114,14 +129,11 @@ class MPEvaluator:
         if k == z3.Z3_OP_UMINUS:
             return -a[0]
         if k in (z3.Z3_OP_TO_REAL, z3.Z3_OP_TO_INT):
-            return a[0] if k == z3.Z3_OP_TO_REAL else mpmath.floor(a[0])
+            if k == z3.Z3_OP_TO_REAL:
+                return a[0]
+            return Fraction(a[0].numerator // a[0].denominator) if self.exact else mpmath.floor(a[0])
         if k == z3.Z3_OP_POWER:
             return a[0] ** a[1]
-        if k == z3.Z3_OP_ITE:
-            c = self.truth(e.children()[0])
-            if c == UNSURE:
-                raise ValueError("ambiguous if-then-else condition")
-            return a[1] if c == TRUE else a[2]
         raise TypeError(f"unsupported term {e}")
 
     def truth(self, e) -> str:

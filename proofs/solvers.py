@@ -90,9 +90,8 @@ def run_z3(formulas, *, rlimit: int = Z3_RLIMIT, timeout_ms: int = Z3_TIMEOUT_MS
     model = {}
     if res == "sat" and want_model:
         m = s.model()
-        for d in m.decls():
-            if d.arity() == 0:
-                model[d.name()] = _z3_value(m[d])
+        for c in _constants(formulas):
+            model[c.decl().name()] = _z3_value(m.eval(c, model_completion=True))
     reason = s.reason_unknown() if res == "unknown" else ""
     return Verdict("z3", z3_version(), res, dt, used, reason, model)
 
@@ -186,6 +185,20 @@ class _Cvc5Translator:
         if k in _NARY:
             return slv.mkTerm(_NARY[k], *args)
         raise TypeError(f"unsupported operator {e.decl()} in {e}")
+
+
+def _constants(formulas) -> list:
+    seen, out = set(), {}
+    stack = list(formulas)
+    while stack:
+        e = stack.pop()
+        if e.get_id() in seen:
+            continue
+        seen.add(e.get_id())
+        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            out[e.decl().name()] = e
+        stack.extend(e.children())
+    return list(out.values())
 
 
 def _uses_ints(formulas) -> bool:
