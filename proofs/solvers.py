@@ -183,6 +183,10 @@ class _Cvc5Translator:
         if k in _BIN:
             return slv.mkTerm(_BIN[k], *args)
         if k in _NARY:
+            if len(args) == 1 and k in (z3.Z3_OP_AND, z3.Z3_OP_OR, z3.Z3_OP_ADD, z3.Z3_OP_MUL):
+                return args[0]
+            if not args and k == z3.Z3_OP_AND:
+                return slv.mkTrue()
             return slv.mkTerm(_NARY[k], *args)
         raise TypeError(f"unsupported operator {e.decl()} in {e}")
 
@@ -231,10 +235,13 @@ def run_cvc5(formulas, *, rlimit: int = CVC5_RLIMIT, timeout_ms: int = CVC5_TIME
     slv.setOption("rlimit-per", str(rlimit))
     slv.setOption("tlimit-per", str(timeout_ms))
     tr = _Cvc5Translator(slv)
-    for f in formulas:
-        slv.assertFormula(tr(f))
     t0 = time.perf_counter()
-    r = slv.checkSat()
+    try:
+        for f in formulas:
+            slv.assertFormula(tr(f))
+        r = slv.checkSat()
+    except (RuntimeError, TypeError) as exc:  # an untranslatable query is a failure, never a pass
+        return Verdict("cvc5", cvc5_version(), "unknown", time.perf_counter() - t0, None, f"error: {exc}")
     dt = time.perf_counter() - t0
     if r.isSat():
         res = "sat"
