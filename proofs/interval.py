@@ -85,14 +85,17 @@ class Certificate:
         except (ZeroDivisionError, ValueError):
             return False
         cs = [self._signed(c) for c in at.coeffs()] + [arb(0)] * (k + 1)
-        ck = over.coeffs()
-        ck = self._signed(ck[k]) if len(ck) > k else arb(0)
+        over_c = [self._signed(c) for c in over.coeffs()] + [arb(0)] * (k + 1)
         w = arb(b) - arb(a)
-        bound = cs[0]
-        for j in range(1, k):
-            bound = bound + (cs[j].min(arb(0))) * w**j
-        bound = bound + ck.min(arb(0)) * w**k
-        return bound.is_finite() and bound >= 0
+        # try every truncation order m <= k: f(a+s) in sum_{j<m} c_j s^j + C_m s^m, s in [0, w]
+        for m in range(1, k + 1):
+            bound = cs[0]
+            for j in range(1, m):
+                bound = bound + (cs[j].min(arb(0))) * w**j
+            bound = bound + over_c[m].min(arb(0)) * w**m
+            if bound.is_finite() and bound >= 0:
+                return True
+        return False
 
     def run(self) -> StepResult:
         t0 = time.perf_counter()

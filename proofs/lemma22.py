@@ -33,10 +33,10 @@ def _case_flipped(strict=True):
 
 def _constant(k=1):
     q = Q()
-    p, g, Lam, Cp, CA, ln_tb, lam = Q.real("p_star g Lambda C_prime C_A ln_t_beta lam")
-    q.hyp(p > 0, p < 1, g > 1, g <= 2, Lam >= 1, Cp > 0, ln_tb > 0, g * Lam * (1 - p) > p)
-    q.hyp(CA >= k * g * Cp, lam <= Cp * Lam * ln_tb / (p * (g - 1) ** 2))
-    return q.query(lam <= CA * ln_tb / (g - 1) ** 2 * Max(Lam / p, 1 / (1 - p)))
+    p, g, Lam, Cp, CA, K, lam = Q.real("p_star g Lambda C_prime C_A K lam")  # K = ln(t/beta)/(gamma-1)^2 > 0
+    q.hyp(p > 0, p < 1, g > 1, g <= 2, Lam >= 1, Cp > 0, K > 0, g * Lam * (1 - p) > p)
+    q.hyp(CA >= k * g * Cp, lam <= Cp * Lam * K / p)
+    return q.query(lam <= CA * K * Max(Lam / p, 1 / (1 - p)))
 
 
 def _tail(share=4):
