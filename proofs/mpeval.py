@@ -76,7 +76,9 @@ class MPEvaluator:
 
     def __init__(self, values: dict, defs: list):
         # a rational model of a query without auxiliary (irrational) variables is re-evaluated exactly
-        self.exact = not defs and all(isinstance(v, (int, Fraction)) for v in values.values())
+        self.exact = not defs and all(
+            isinstance(v, (int, Fraction)) and type(v).__name__ != "Approx" for v in values.values()
+        )
         if self.exact:
             self.env = {k: Fraction(v) for k, v in values.items()}
             return

@@ -61,6 +61,10 @@ class Verdict:
 # ---------------------------------------------------------------------------
 
 
+class Approx(Fraction):
+    """A rational approximation of an irrational (algebraic) model value: never re-checked exactly."""
+
+
 def _z3_value(v):
     if z3.is_int_value(v):
         return v.as_long()
@@ -68,7 +72,7 @@ def _z3_value(v):
         return Fraction(v.numerator_as_long(), v.denominator_as_long())
     if z3.is_algebraic_value(v):
         q = v.approx(80)
-        return Fraction(q.numerator_as_long(), q.denominator_as_long())
+        return Approx(q.numerator_as_long(), q.denominator_as_long())
     raise TypeError(f"unsupported model value {v!r}")
 
 
@@ -262,7 +266,13 @@ def run_cvc5(formulas, *, rlimit: int = CVC5_RLIMIT, timeout_ms: int = CVC5_TIME
                 model[name] = int(v.getIntegerValue())
             elif v.isRealValue():
                 model[name] = Fraction(v.getRealValue())
-            else:  # real algebraic number: no exact value, leave it out (re-check will fail)
-                pass
+            else:  # real algebraic number: midpoint of its isolating interval (an approximation)
+                try:
+                    lo = Fraction(v.getRealAlgebraicNumberLowerBound().getRealValue())
+                    hi = Fraction(v.getRealAlgebraicNumberUpperBound().getRealValue())
+                    mid = (lo + hi) / 2
+                    model[name] = Approx(mid.numerator, mid.denominator)
+                except Exception:  # leave it out: the re-check then fails, never passes
+                    pass
     reason = str(r.getUnknownExplanation()) if res == "unknown" else ""
     return Verdict("cvc5", cvc5_version(), res, dt, used, reason, model)

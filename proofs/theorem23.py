@@ -14,29 +14,30 @@ from .core import Check, LemmaCheck, Mutant, Q
 
 
 def _params(q: Q, *, ch_scale=1):
-    eps_c, ch, et, Lt, Lb, it1, it2 = Q.real("eps_C C_H eps_t L_beta_t L_beta inv_tau1 inv_tau2")
+    eps_c, ch, et, Lt, Lb, tau1, tau2 = Q.real("eps_C C_H eps_t L_beta_t L_beta tau1 tau2")
     q.hyp(eps_c > 0, ch > 0, et > 0, Lt > 0, Lb > 0)
-    q.hyp(it1 == eps_c, it2 == ch_scale * ch * et * Lt / 2)  # 1/tau_2,t = C_H eps_t ln(4/beta_t)/2
-    return eps_c, ch, et, Lt, Lb, it1, it2
+    # 1/tau_1 = eps_C, tau_2,t = 2/(C_H eps_t ln(4/beta_t)), stated multiplicatively
+    q.hyp(tau1 * eps_c == 1, tau2 * ch_scale * ch * et * Lt == 2)
+    return eps_c, ch, et, Lt, Lb, tau1, tau2
 
 
 def _cancellation(ch_scale=1):
     q = Q()
-    eps_c, ch, et, Lt, Lb, it1, it2 = _params(q, ch_scale=ch_scale)
-    return q.query(et * (1 / it2) * Lt == 2 / ch)
+    eps_c, ch, et, Lt, Lb, tau1, tau2 = _params(q, ch_scale=ch_scale)
+    return q.query(et * tau2 * Lt == 2 / ch)
 
 
 def _lambda(k=1):
     q = Q()
-    eps_c, ch, et, Lt, Lb, it1, it2 = _params(q)
-    mu1 = Lb / eps_c  # mu_1 = ln(4/beta)/eps_C
-    return q.query(et * (mu1 + Lt / it2) == k * (et / eps_c) * Lb + 2 / ch)
+    eps_c, ch, et, Lt, Lb, tau1, tau2 = _params(q)
+    mu1 = tau1 * Lb  # mu_1 = ln(4/beta)/eps_C
+    return q.query(et * (mu1 + tau2 * Lt) == k * (et / eps_c) * Lb + 2 / ch)
 
 
 def _expost_loss(two=2):
     q = Q()
-    eps_c, ch, et, Lt, Lb, it1, it2 = _params(q)
-    return q.query(it1 + two * it2 == eps_c + ch * et * Lt)
+    eps_c, ch, et, Lt, Lb, tau1, tau2 = _params(q)
+    return q.query(1 / tau1 + two / tau2 == eps_c + ch * et * Lt)
 
 
 def _lambda_bar_direct():
