@@ -178,6 +178,8 @@ def _theorem21_claims(plan, step) -> list[ClaimVerdict]:
     out = [
         ClaimVerdict("1/tau_1 + 2/tau_2 = eps", inv_tau1 + 2 * inv_tau2 == eps, "exact rationals", "Theorem 21 (privacy)",
                      f"1/tau_1={inv_tau1}, 2/tau_2={2 * inv_tau2}"),
+        ClaimVerdict("the plan's floats: 1/tau_1 + 2/tau_2 <= eps", 1 / _q(plan.tau1) + 2 / _q(step.tau2) <= eps,
+                     "exact rationals", "Lemma 17 / Theorem 21 (privacy)", f"tau1={plan.tau1!r}, tau2={step.tau2!r}"),
         ClaimVerdict("plan tau_1, tau_2 match (theta+2)/(theta eps), (theta+2)/eps",
                      _close(plan.tau1, tau1) and _close(step.tau2, tau2), "exact rationals vs float64 (rel 1e-12)",
                      "Theorem 21 (proof)", f"tau1={plan.tau1!r}, tau2={step.tau2!r}"),

@@ -76,8 +76,10 @@ def _z3_value(v):
     raise TypeError(f"unsupported model value {v!r}")
 
 
-def run_z3(formulas, *, rlimit: int = Z3_RLIMIT, timeout_ms: int = Z3_TIMEOUT_MS, want_model=False) -> Verdict:
+def run_z3(formulas, *, rlimit: int | None = None, timeout_ms: int | None = None, want_model=False) -> Verdict:
     """Check satisfiability of the conjunction of ``formulas`` with a fresh Z3 solver."""
+    rlimit = Z3_RLIMIT if rlimit is None else rlimit
+    timeout_ms = Z3_TIMEOUT_MS if timeout_ms is None else timeout_ms
     s = z3.Solver()
     s.set("rlimit", rlimit)
     s.set("timeout", timeout_ms)
@@ -223,13 +225,15 @@ def _uses_ints(formulas) -> bool:
     return False
 
 
-def run_cvc5(formulas, *, rlimit: int = CVC5_RLIMIT, timeout_ms: int = CVC5_TIMEOUT_MS, want_model=False) -> Verdict:
+def run_cvc5(formulas, *, rlimit: int | None = None, timeout_ms: int | None = None, want_model=False) -> Verdict:
     """Check satisfiability with a fresh cvc5 solver.
 
     Pure real queries use QF_NRA with cylindrical algebraic coverings (``nl-cov``);
     queries with integer variables use QF_NIRA with the incremental linearisation
     extension (coverings do not support integers).
     """
+    rlimit = CVC5_RLIMIT if rlimit is None else rlimit
+    timeout_ms = CVC5_TIMEOUT_MS if timeout_ms is None else timeout_ms
     slv = cvc5.Solver()
     slv.setOption("produce-models", "true")
     ints = _uses_ints(formulas)
