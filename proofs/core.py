@@ -31,7 +31,7 @@ from typing import Callable
 import z3
 
 from . import solvers
-from .mpeval import FALSE, TRUE, MPEvaluator
+from .mpeval import FALSE, MPEvaluator
 
 
 # ---------------------------------------------------------------------------
@@ -114,8 +114,35 @@ class Query:
         """The step as one formula: premises => claim (valid once the step is proved)."""
         return z3.Implies(z3.And(*self.premises()), self.claim)
 
+    def instance(self, **subs):
+        """The step's implication with variables renamed/instantiated: ``instance(k1=k + 1)``.
+
+        Sound for chains: a proved step is valid for all values of its variables.
+        """
+        imp = self.implication()
+        pairs = []
+        for name, term in subs.items():
+            var = next((v for v in _free_consts(imp) if v.decl().name() == name), None)
+            if var is None:
+                raise KeyError(f"step has no variable {name!r}")
+            pairs.append((var, term if z3.is_expr(term) else z3.RealVal(term)))
+        return z3.substitute(imp, *pairs) if pairs else imp
+
     def text(self) -> str:
         return f"{' & '.join(map(str, self.hyps))}  =>  {self.claim}"
+
+
+def _free_consts(e) -> list:
+    seen, out, stack = set(), {}, [e]
+    while stack:
+        x = stack.pop()
+        if x.get_id() in seen:
+            continue
+        seen.add(x.get_id())
+        if z3.is_const(x) and x.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            out[x.decl().name()] = x
+        stack.extend(x.children())
+    return list(out.values())
 
 
 # ---------------------------------------------------------------------------

@@ -64,6 +64,23 @@ def _halting_range(sign=1):
     return q.query(lam >= rho if sign == 1 else lam <= rho)
 
 
+def _chain():
+    """Item 2 for s = +1 and s = -1 from the signed-noise, range and lambda-range steps."""
+    q = Q()
+    s, mu, eta1, eta2, tau2, ell, Z, rho, eps = Q.real("s mu eta1 eta2 tau2 ell Z rho eps")
+    q.hyp(z3.Or(s == 1, s == -1), mu > 0, tau2 > 0, ell > 0, rho > 0, eps >= 0)
+    q.hyp(Z == s * (mu - eta1 + eta2), eta1 >= 0, eta2 >= 0, eta1 <= mu, eta2 <= tau2 * ell)  # on G
+    sZ, R = mu - eta1 + eta2, mu + tau2 * ell
+    E = q.exp("E", eps * sZ)
+    Lam = q.exp("Lambda", eps * R)
+    q.fact(z3.Implies(z3.And(sZ >= 0, sZ <= R), z3.And(E >= 1, E <= Lam)), "exp increasing")
+    lam = z3.If(s == 1, rho * E, rho / E)  # lambda_t = rho e^{eps Z} = rho e^{s eps (sZ)}
+    q.hyp(_signed_noise().implication(), _range_on_G().implication())
+    q.hyp(_lambda_range().instance(sZ=sZ, R=R), _lambda_range(sign=-1).instance(sZ=sZ, R=R))
+    return q.query(z3.And(z3.Implies(s == 1, z3.And(lam >= rho, lam <= rho * Lam)),
+                          z3.Implies(s == -1, z3.And(lam >= rho / Lam, lam <= rho))))
+
+
 LEMMA19 = LemmaCheck(
     key="lemma19",
     ref="Lemma 19(1)-(3)",
@@ -78,6 +95,7 @@ LEMMA19 = LemmaCheck(
         Check("halting range s=+1", "eta_1 <= mu_1 => lambda >= rho", _halting_range),
         Check("halting range s=-1", "eta_1 <= mu_1 => lambda <= rho", lambda: _halting_range(sign=-1)),
     ],
+    chain=_chain,
     mutants=[
         Mutant("range without mu_1", "s Z <= tau_2,t ell", lambda: _range_on_G(drop_mu=True)),
         Mutant("s=-1 with the s=+1 range", "lambda in [rho, rho Lambda] for s = -1", lambda: _lambda_range(sign=-1, swap=True)),

@@ -170,6 +170,20 @@ def _base_below(need_L1=True, k=1):
     return q.query(z3.And(rp >= k * LI, rp >= k * LII))
 
 
+def _base_chain():
+    """beta <= 1/e and rho = lambda^l(c, beta^II)/p* (s=+1) or lambda^r(c, beta^II)/p* (s=-1) => the bound."""
+    q = Q()
+    c, LI, LII, g, rp_up, rp_down = Q.real("c L_I L_II g rho_p_up rho_p_down")
+    q.hyp(c >= 0, c + 1 > 2 * LI, c + 1 > 2 * LII, LI >= 1, LII >= 1, g > 1, g <= 2)
+    s2 = q.sqrt("sl2", 2 * c * LII + LII * LII)
+    s1 = q.sqrt("sl1", 2 * c * LI + LI * LI)
+    q.hyp(rp_up == c + LII + s2)  # s = +1: rho p* = lambda^l(c, beta^II)
+    q.hyp(g * rp_down >= c + LI + s1)  # s = -1: gamma lambda^r(c, beta^II) >= lambda^l(c, beta^I) (Lemma 11(1))
+    q.hyp(_ll_lower().instance(L=LII, sl=s2), _ll_lower().instance(L=LI, sl=s1))
+    q.hyp(_base_above().instance(rho_p=rp_up), _base_below().instance(rho_p=rp_down))
+    return q.query(z3.And(rp_up >= LI, rp_up >= LII, rp_down >= LI, rp_down >= LII))
+
+
 LEMMA20_BASE = LemmaCheck(
     key="lemma20.base",
     ref="Lemma 20 (base-rate lower bound)",
@@ -179,6 +193,7 @@ LEMMA20_BASE = LemmaCheck(
         Check("above threshold", "rho p* >= c + 2L^II >= L^I + 2L^II >= max(L^I, L^II)", _base_above),
         Check("below threshold", "gamma rho p* >= c + 2 L^I, gamma <= 2 => rho p* >= max(L^I, L^II)", _base_below),
     ],
+    chain=_base_chain,
     mutants=[
         Mutant("drop beta <= 1/e (above)", "above threshold without L >= 1", lambda: _base_above(need_L1=False)),
         Mutant("drop beta <= 1/e (below)", "below threshold without L >= 1", lambda: _base_below(need_L1=False)),

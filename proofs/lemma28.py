@@ -53,6 +53,16 @@ def _sum(minus=1):
     return q.query(d >= ((-l2 - lI) + (-l2 - lII)) / eps - minus)
 
 
+def _chain():
+    """The statement from the three counting steps, each instantiated at the statement's variables."""
+    q = Q()
+    eps, k, d, l2, lI, lII = Q.real("eps k d ln2 ln_bI ln_bII")
+    q.hyp(eps > 0, k >= 0, d >= k + 1)
+    q.hyp(-l2 <= (k + 1) * eps + lI, -l2 <= (d - k) * eps + lII)  # the two exponentiated propagation bounds
+    q.hyp(_left_count().instance(k1=k + 1), _right_count().instance(d_minus_k=d - k), _sum().implication())
+    return q.query(d >= ((-l2 - lI) + (-l2 - lII)) / eps - 1)
+
+
 LEMMA28 = LemmaCheck(
     key="lemma28",
     ref="Lemma 28, equation (14)",
@@ -64,6 +74,7 @@ LEMMA28 = LemmaCheck(
         Check("right count", "1/2 <= e^{(d-k)eps}(beta^II + delta') => d-k >= ...", _right_count),
         Check("sum", "d + 1 = (k+1) + (d-k)", _sum),
     ],
+    chain=_chain,
     mutants=[
         Mutant("-1 -> -0.9", "equation (14) with a tighter additive constant", lambda: _sum(minus=0.9)),
         Mutant("iteration off by one", "u_{j+1} <= e^{j eps} u_0", lambda: _iterate(off_by_one=True)),

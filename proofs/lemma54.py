@@ -159,6 +159,17 @@ def _lower_edge():
     return q.query(a <= b)
 
 
+def _lower_chain():
+    q = Q()
+    lam, u, G, expo = Q.real("lam u G exponent")
+    q.hyp(lam > 0, u >= 0, u <= lam)
+    y = u / lam
+    q.hyp(z3.Implies(z3.And(y >= 0, y <= 1), G <= -y * y / 2))  # certificate on [0, 1]
+    q.hyp(expo == lam * G)  # exponent algebra step
+    q.hyp(_lower_bound().implication())
+    return q.query(expo <= -u * u / (2 * lam))
+
+
 LEMMA54_1 = LemmaCheck(
     key="lemma54.1",
     ref="Lemma 54(1)",
@@ -187,6 +198,7 @@ LEMMA54_2 = LemmaCheck(
         Check("bound", "g <= -y^2/2 => lam g <= -u^2/(2 lam)", _lower_bound),
         Check("edge u = lam", "e^{-lam} <= e^{-lam/2}", _lower_edge),
     ],
+    chain=_lower_chain,
     mutants=[
         Mutant("g(y) <= -0.55 y^2", "certificate claim with a 10% larger constant", _g_mutant),
         Mutant("-u^2/(1.8 lam)", "bound with a moved constant", lambda: _lower_bound(k=1.8)),
