@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import click
 
-from proofs import registry
-
 from .cli_common import EXIT_CHECK_FAILED, EXIT_OK, check_writable, guard, write_json
 
 
-def format_table(report: registry.ProveReport) -> str:
+def format_table(report) -> str:
+    """The readable report of a :class:`proofs.registry.ProveReport`."""
     head = f"{'lemma':<14} {'paper':<34} {'status':<9} {'steps':>5} {'chain':>5} {'mutants':>7} {'errata':>6} {'seconds':>8}  method"
     lines = [head, "-" * len(head)]
     for r in report.results:
@@ -56,6 +55,8 @@ def command(lemmas, json_path, list_only):
 
     LEMMA is a registry key (e.g. lemma11.1) or a prefix (e.g. lemma11); default: all.
     """
+    from proofs import registry  # solvers load only when this verb runs
+
     out = check_writable(json_path)
     chosen = registry.select(list(lemmas))
     if list_only:

@@ -212,8 +212,30 @@ def find_model(formulas, query: Query, *, want_claim_false: bool):
     return False, verdicts, None, reason
 
 
+def _aux_existence(query: Query) -> tuple[bool, list]:
+    """Every square root / logarithm the query defines exists wherever its hypotheses hold.
+
+    A chain's definitional constraints (s*s == x) would otherwise silently exclude the points
+    where x < 0, making the chain vacuous there. Each condition is proved like a step (both solvers).
+    """
+    verdicts, ok = [], True
+    for var, kind, arg in query.defs:
+        if kind not in ("sqrt", "log"):
+            continue
+        others = [c for c in query.definitional if not any(v.get_id() == var.get_id() for v in _free_consts(c))]
+        need = arg >= 0 if kind == "sqrt" else arg > 0
+        neg = query.hyps + others + [z3.Not(need)]
+        z, c = solvers.run_z3(neg), solvers.run_cvc5(neg)
+        verdicts += [z, c]
+        ok = ok and z.result == "unsat" and c.result == "unsat"
+    return ok, verdicts
+
+
 def prove_query(name: str, query: Query, kind: str = "solver") -> StepResult:
-    """Proved iff hypotheses are satisfiable (checked model) and the negated claim is unsat in both solvers."""
+    """Proved iff hypotheses are satisfiable (checked model) and the negated claim is unsat in both solvers.
+
+    For a chain, the auxiliary square roots and logarithms must also be shown to exist.
+    """
     t0 = time.perf_counter()
     sat_ok, vac_verdicts, model, why = find_model(query.premises(), query, want_claim_false=False)
     verdicts = list(vac_verdicts)
@@ -228,6 +250,11 @@ def prove_query(name: str, query: Query, kind: str = "solver") -> StepResult:
     verdicts += [z, c]
     ok = sat_ok and z.result == "unsat" and c.result == "unsat"
     detail["negated_claim"] = {"z3": z.result, "cvc5": c.result}
+    if kind == "chain" and query.defs:
+        exists, ev = _aux_existence(query)
+        verdicts += ev
+        detail["auxiliaries_exist"] = exists
+        ok = ok and exists
     return StepResult(name, kind, ok, "z3+cvc5", verdicts, time.perf_counter() - t0, detail)
 
 
