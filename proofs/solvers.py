@@ -9,6 +9,10 @@ resource limit (deterministic) and a wall-clock timeout (safety net).
 
 from __future__ import annotations
 
+import os
+import pickle
+import select
+import signal
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -225,7 +229,51 @@ def _uses_ints(formulas) -> bool:
     return False
 
 
+#: extra wall-clock grace before a cvc5 child process is killed (its own tlimit does not
+#: interrupt every procedure, e.g. cylindrical coverings in the middle of a projection)
+CVC5_HARD_GRACE_S = 5.0
+
+
 def run_cvc5(formulas, *, rlimit: int | None = None, timeout_ms: int | None = None, want_model=False) -> Verdict:
+    """Run :func:`_run_cvc5` in a forked child with a hard wall-clock limit (killed -> ``unknown``)."""
+    timeout_ms = CVC5_TIMEOUT_MS if timeout_ms is None else timeout_ms
+    if not hasattr(os, "fork"):
+        return _run_cvc5(formulas, rlimit=rlimit, timeout_ms=timeout_ms, want_model=want_model)
+    r, w = os.pipe()
+    t0 = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:  # child: solve, send the verdict, exit without cleanup
+        try:
+            os.close(r)
+            v = _run_cvc5(formulas, rlimit=rlimit, timeout_ms=timeout_ms, want_model=want_model)
+            data = pickle.dumps(v)
+            with os.fdopen(w, "wb") as fh:
+                fh.write(data)
+        finally:
+            os._exit(0)
+    os.close(w)
+    deadline = t0 + timeout_ms / 1000 + CVC5_HARD_GRACE_S
+    chunks = []
+    with os.fdopen(r, "rb") as fh:
+        while True:
+            left = deadline - time.perf_counter()
+            ready, _, _ = select.select([fh], [], [], max(left, 0))
+            if not ready:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return Verdict("cvc5", cvc5_version(), "unknown", time.perf_counter() - t0, None, "hard timeout (killed)")
+            chunk = os.read(fh.fileno(), 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    os.waitpid(pid, 0)
+    try:
+        return pickle.loads(b"".join(chunks))
+    except Exception as exc:  # a crashed child is a failure, never a pass
+        return Verdict("cvc5", cvc5_version(), "unknown", time.perf_counter() - t0, None, f"error: child failed ({exc})")
+
+
+def _run_cvc5(formulas, *, rlimit: int | None = None, timeout_ms: int | None = None, want_model=False) -> Verdict:
     """Check satisfiability with a fresh cvc5 solver.
 
     Pure real queries use QF_NRA with cylindrical algebraic coverings (``nl-cov``);
