@@ -135,6 +135,14 @@ def _item2_max():
     return q.query(c + 1 >= k + 1)
 
 
+def _root_dominates_floor(k=2):
+    """r^2 >= 2 max(A, B): so ceil(r^2) >= floor(2 max(A, B)) and the floor term never decides c."""
+    q = Q()
+    A, B, g = lemma11_params(q)
+    r, _ = lemma11_root(q, A, B, g)
+    return q.query(r * r >= k * Max(A, B))
+
+
 def _item2_statement(mult=2, shift=0):
     q = Q()
     A, B, M, k = _floor_vars(q)
@@ -150,11 +158,15 @@ LEMMA11_2 = LemmaCheck(
     steps=[
         Check("floor", "floor(y) + 1 > y", _item2_floor),
         Check("max", "c >= floor(2 max(A,B))", _item2_max),
+        Check("root dominates", "r^2 >= 2 max(A,B), so the floor term never decides c", _root_dominates_floor,
+              in_chain=False),
     ],
     statement_query=_item2_statement,
     mutants=[
         Mutant("2 -> 2.2", "c + 1 > 2.2 max(A,B)", lambda: _item2_statement(mult=2.2)),
         Mutant("c+1 -> c", "c > 2 max(A,B) (off by one)", lambda: _item2_statement(shift=1)),
+        Mutant("r^2 >= 5.8 max(A,B)", "constant above 3 + sqrt(5) ~ 5.236, the value at gamma = 2, B -> 0 (5.23 still proves)",
+               lambda: _root_dominates_floor(k=5.8)),
     ],
 )
 
