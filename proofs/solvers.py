@@ -80,6 +80,9 @@ def _z3_value(v):
     raise TypeError(f"unsupported model value {v!r}")
 
 
+_Z3_RLIMIT_SEEN = 0
+
+
 def run_z3(formulas, *, rlimit: int | None = None, timeout_ms: int | None = None, want_model=False) -> Verdict:
     """Check satisfiability of the conjunction of ``formulas`` with a fresh Z3 solver."""
     rlimit = Z3_RLIMIT if rlimit is None else rlimit
@@ -93,9 +96,11 @@ def run_z3(formulas, *, rlimit: int | None = None, timeout_ms: int | None = None
     dt = time.perf_counter() - t0
     stats = s.statistics()
     used = None
-    for k, v in zip(stats.keys(), [stats.get_key_value(k) for k in stats.keys()]):
-        if k == "rlimit count":
-            used = int(v)
+    for k in stats.keys():
+        if k == "rlimit count":  # cumulative over the Z3 context: report this query's share
+            global _Z3_RLIMIT_SEEN
+            total = int(stats.get_key_value(k))
+            used, _Z3_RLIMIT_SEEN = max(total - _Z3_RLIMIT_SEEN, 0), total
     res = str(r)
     model = {}
     if res == "sat" and want_model:
