@@ -13,7 +13,10 @@ from .cli_common import EXIT_CHECK_FAILED, EXIT_OK, check_writable, guard, write
 
 def format_table(report) -> str:
     """The readable report of a :class:`proofs.registry.ProveReport`."""
-    head = f"{'lemma':<14} {'paper':<34} {'status':<9} {'steps':>5} {'chain':>5} {'mutants':>7} {'errata':>6} {'seconds':>8}  method"
+    head = (
+        f"{'lemma':<14} {'paper':<34} {'status':<9} {'steps':>5} {'chain':>5} {'mutants':>7} {'errata':>6} "
+        f"{'seconds':>8}  method"
+    )
     lines = [head, "-" * len(head)]
     for r in report.results:
         steps_ok = sum(s.ok for s in r.steps)
@@ -34,7 +37,8 @@ def format_table(report) -> str:
     for r in report.results:
         for e in r.errata:
             if e.name.endswith("as printed") and e.ok:
-                lines.append(f"erratum {r.ref}: {e.name.rsplit(':', 1)[0]} - counterexample {e.detail.get('counterexample')}")
+                name = e.name.rsplit(":", 1)[0]
+                lines.append(f"erratum {r.ref}: {name} - counterexample {e.detail.get('counterexample')}")
     for r in report.results:
         for s in r.steps + ([r.chain] if r.chain else []) + r.errata:
             if not s.ok:

@@ -381,10 +381,12 @@ class LemmaResult:
         return self.status in ("proved", "certified") and all(m.ok for m in self.mutants)
 
     def to_dict(self) -> dict:
-        allv = [v for s in self.steps + ([self.chain] if self.chain else []) + self.mutants + self.errata for v in s.verdicts]
+        parts = self.steps + ([self.chain] if self.chain else []) + self.mutants + self.errata
+        allv = [v for s in parts for v in s.verdicts]
         res = {}
         for v in allv:
-            r = res.setdefault(v.solver, {"version": v.version, "queries": 0, "seconds": 0.0, "resource": 0, "verdicts": {}})
+            r = res.setdefault(v.solver, {"version": v.version, "queries": 0, "seconds": 0.0, "resource": 0,
+                "verdicts": {}})
             r["queries"] += 1
             r["seconds"] = round(r["seconds"] + v.seconds, 6)
             r["resource"] += v.resource or 0

@@ -164,7 +164,8 @@ def _lemma20_claims(step, gamma, p_star) -> list[ClaimVerdict]:
     direct = x * (1 - _a(p_star)) > _a(p_star)
     flipped = x * (1 - _a(p_star)) <= _a(p_star)
     rule_ok = (step.s == 1 and bool(direct)) or (step.s == -1 and bool(flipped))
-    out.append(ClaimVerdict("s_t follows the flipping rule", rule_ok, "arb balls (128 bits)", "Theorem 21 (flipping rule)",
+    out.append(ClaimVerdict("s_t follows the flipping rule", rule_ok, "arb balls (128 bits)",
+        "Theorem 21 (flipping rule)",
                             f"s={step.s}"))
     return out
 
@@ -176,7 +177,8 @@ def _theorem21_claims(plan, step) -> list[ClaimVerdict]:
     inv_tau2 = eps / (theta + 2)
     tau1, tau2 = 1 / inv_tau1, 1 / inv_tau2
     out = [
-        ClaimVerdict("1/tau_1 + 2/tau_2 = eps", inv_tau1 + 2 * inv_tau2 == eps, "exact rationals", "Theorem 21 (privacy)",
+        ClaimVerdict("1/tau_1 + 2/tau_2 = eps", inv_tau1 + 2 * inv_tau2 == eps, "exact rationals",
+            "Theorem 21 (privacy)",
                      f"1/tau_1={inv_tau1}, 2/tau_2={2 * inv_tau2}"),
         ClaimVerdict("the plan's floats: 1/tau_1 + 2/tau_2 <= eps", 1 / _q(plan.tau1) + 2 / _q(step.tau2) <= eps,
                      "exact rationals", "Lemma 17 / Theorem 21 (privacy)", f"tau1={plan.tau1!r}, tau2={step.tau2!r}"),
@@ -211,12 +213,15 @@ def _theorem23_claims(plan, step) -> list[ClaimVerdict]:
         return out
     Lt = (4 / _a(step.beta_t)).log()
     canc = _a(step.eps_t) * _a(step.tau2) * Lt
-    out.append(ClaimVerdict("eps_t tau_2,t ln(4/beta_t) = 2/C_H", bool(abs(canc - _a(2 / ch)) < _a(FLOAT_REL_TOL) * _a(2 / ch)),
-                            "arb balls vs float64 (rel 1e-12)", "Theorem 23 (exact cancellation)", f"value {canc.str(15)}"))
+    out.append(ClaimVerdict("eps_t tau_2,t ln(4/beta_t) = 2/C_H",
+        bool(abs(canc - _a(2 / ch)) < _a(FLOAT_REL_TOL) * _a(2 / ch)),
+                            "arb balls vs float64 (rel 1e-12)", "Theorem 23 (exact cancellation)",
+                            f"value {canc.str(15)}"))
     Lb = (4 / _a(g.beta)).log()
     closed = ((_a(step.eps_t) / _a(eps_c)) * Lb).exp() * (2 / _a(ch)).exp()
     out.append(ClaimVerdict("Lambda_t = (4/beta)^{eps_t/eps_C} e^{2/C_H}", _close_ball(step.Lambda, closed),
-                            "arb balls vs float64 (rel 1e-12)", "Theorem 23", f"plan {step.Lambda!r}, exact {closed.str(15)}"))
+                            "arb balls vs float64 (rel 1e-12)", "Theorem 23",
+                            f"plan {step.Lambda!r}, exact {closed.str(15)}"))
     return out
 
 

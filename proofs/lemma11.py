@@ -165,7 +165,8 @@ LEMMA11_2 = LemmaCheck(
     mutants=[
         Mutant("2 -> 2.2", "c + 1 > 2.2 max(A,B)", lambda: _item2_statement(mult=2.2)),
         Mutant("c+1 -> c", "c > 2 max(A,B) (off by one)", lambda: _item2_statement(shift=1)),
-        Mutant("r^2 >= 5.8 max(A,B)", "constant above 3 + sqrt(5) ~ 5.236, the value at gamma = 2, B -> 0 (5.23 still proves)",
+        Mutant("r^2 >= 5.8 max(A,B)",
+            "constant above 3 + sqrt(5) ~ 5.236, the value at gamma = 2, B -> 0 (5.23 still proves)",
                lambda: _root_dominates_floor(k=5.8)),
     ],
 )
@@ -285,7 +286,8 @@ LEMMA11_3 = LemmaCheck(
             counterexample=lambda: _item3_statement(
                 K=16, plus_one=False, extra=lambda A, B: z3.And(A == B, A <= z3.RealVal("1/1000"))),
             repaired=_item3_repaired,
-            fix="add A + B >= 1 (e.g. alpha, beta <= 1/e as in Lemma 20's lower bound), then c <= 17 (A+B)/(gamma-1)^2; "
+            fix="add A + B >= 1 (e.g. alpha, beta <= 1/e as in Lemma 20's lower bound), "
+            "then c <= 17 (A+B)/(gamma-1)^2; "
             "in general c < 16 (A+B)/(gamma-1)^2 + 1",
         )
     ],

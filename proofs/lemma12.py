@@ -60,7 +60,8 @@ def _truncated_second(regime="low", k=2):
         q.hyp(sigma > 1, sigma < 2, Qv >= 1)  # range of W^{2-sigma} for sigma < 2
         return q.query(z3.And(value == closed, closed <= k * Qv / (2 - sigma)))
     q.hyp(sigma > 2, Qv > 0, Qv <= 1)  # range of W^{2-sigma} for sigma > 2
-    return q.query(z3.And(value == closed, closed == (sigma - 2 * Qv) / (sigma - 2), closed <= k / 2 * sigma / (sigma - 2)))
+    return q.query(z3.And(value == closed, closed == (sigma - 2 * Qv) / (sigma - 2),
+        closed <= k / 2 * sigma / (sigma - 2)))
 
 
 def _truncated_second_sigma2():
@@ -80,7 +81,8 @@ LEMMA12 = LemmaCheck(
     steps=[
         Check("(1) exponential to Pareto", "Pr[e^{eta/(sigma tau)} > u] = u^{-sigma}", _exp_to_pareto),
         Check("(2) positive moments", "sigma [u^{k-sigma}/(k-sigma)]_1^inf = sigma/(sigma-k)", _moment),
-        Check("(2) negative moments", "sigma [u^{-k-sigma}/(-k-sigma)]_1^inf = sigma/(sigma+k)", lambda: _moment("negative")),
+        Check("(2) negative moments", "sigma [u^{-k-sigma}/(-k-sigma)]_1^inf = sigma/(sigma+k)",
+            lambda: _moment("negative")),
         Check("(3a) truncated mean", "closed form and the bound sigma/(sigma-1)", _truncated_mean),
         Check("(3b) second moment, 1 < sigma < 2", "closed form <= 2 W^{2-sigma}/(2-sigma)", _truncated_second),
         Check("(3b) second moment, sigma > 2", "closed form = (sigma - 2W^{2-sigma})/(sigma-2) <= sigma/(sigma-2)",
@@ -88,7 +90,8 @@ LEMMA12 = LemmaCheck(
         Check("(3b) second moment, sigma = 2", "2 ln W + 1", _truncated_second_sigma2),
     ],
     mutants=[
-        Mutant("sigma tau -> 1.1 sigma tau", "e^{eta/(1.1 sigma tau)} claimed Par(sigma)", lambda: _exp_to_pareto(k=1.1)),
+        Mutant("sigma tau -> 1.1 sigma tau", "e^{eta/(1.1 sigma tau)} claimed Par(sigma)",
+            lambda: _exp_to_pareto(k=1.1)),
         Mutant("sign of W^{1-sigma}", "E[min(w,W)] = sigma/(sigma-1) + W^{1-sigma}/(sigma-1)",
                lambda: _truncated_mean(sign=-1)),
         Mutant("2/(2-sigma) -> 1.8/(2-sigma)", "second-moment bound constant shrunk 10%",

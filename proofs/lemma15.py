@@ -94,7 +94,8 @@ LEMMA15 = LemmaCheck(
     ],
     statement_query=_statement,
     mutants=[
-        Mutant("wrong shift direction", "s=+1: lambda(z) p >= lambda(z+1) p'", lambda: _case("plus_continue", wrong_shift=True)),
+        Mutant("wrong shift direction", "s=+1: lambda(z) p >= lambda(z+1) p'", lambda: _case("plus_continue",
+            wrong_shift=True)),
         Mutant("DP ratio 10% loose", "only p' <= 1.1 e^{eps} p assumed (DP ratio loosened 10%)",
                lambda: _case("plus_continue", dp_slack=1.1)),
         Mutant("induction forgets q_c", "P_{c+1}' = P_c'", lambda: _induction_step(forget_derivative=True)),

@@ -93,9 +93,11 @@ LEMMA17 = LemmaCheck(
     ],
     mutants=[
         Mutant("v = y + 1", "halting change of variables shifts eta_2,t by 1", lambda: _halting_argument(v_shift=1)),
-        Mutant("e^{1/tau1 + 1/tau2}", "factor product with 1/tau_2,t instead of 2/tau_2,t", lambda: _factor_product(two=1)),
+        Mutant("e^{1/tau1 + 1/tau2}", "factor product with 1/tau_2,t instead of 2/tau_2,t",
+            lambda: _factor_product(two=1)),
         Mutant("density factor e^{0.9/tau}", "f_1(u-1) = e^{0.9/tau_1} f_1(u)", lambda: _density(factor_num=0.9)),
-        Mutant("dropped domain term", "P <= 0.9 F P' (constant moved)", lambda: _transcript_chain(factor=0.9 * z3.Real("F"))),
+        Mutant("dropped domain term", "P <= 0.9 F P' (constant moved)",
+            lambda: _transcript_chain(factor=0.9 * z3.Real("F"))),
     ],
 )
 

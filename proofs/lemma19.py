@@ -98,7 +98,8 @@ LEMMA19 = LemmaCheck(
     chain=_chain,
     mutants=[
         Mutant("range without mu_1", "s Z <= tau_2,t ell", lambda: _range_on_G(drop_mu=True)),
-        Mutant("s=-1 with the s=+1 range", "lambda in [rho, rho Lambda] for s = -1", lambda: _lambda_range(sign=-1, swap=True)),
+        Mutant("s=-1 with the s=+1 range", "lambda in [rho, rho Lambda] for s = -1", lambda: _lambda_range(sign=-1,
+            swap=True)),
         Mutant("c_G beta_t -> 0.9 c_G beta_t", "union bound constant shrunk 10%", lambda: _failure(cg_scale=0.9)),
     ],
 )

@@ -111,7 +111,8 @@ LEMMA22 = LemmaCheck(
     ],
     mutants=[
         Mutant("gamma -> 0.9 gamma (case s=+1)", "max bounded by 0.9 gamma Lambda/p*", lambda: _case_direct(k=0.9)),
-        Mutant("rule threshold 10% off (case s=-1)", "gamma Lambda (1-p*) <= 1.1 p*", lambda: _case_flipped(strict=False)),
+        Mutant("rule threshold 10% off (case s=-1)", "gamma Lambda (1-p*) <= 1.1 p*",
+            lambda: _case_flipped(strict=False)),
         Mutant("C_A >= 0.9 gamma C'", "constant 10% too small", lambda: _constant(k=0.9)),
         Mutant("M/4 -> M/4.4", "Chernoff exponent constant moved", lambda: _poisson_concentration(k=4.4)),
         Mutant("failure < 0.4 beta", "accounting bound moved", lambda: _failure(bound="2/5")),

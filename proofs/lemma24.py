@@ -132,7 +132,8 @@ LEMMA24_2 = LemmaCheck(
     ],
     statement_query=_item2_statement,
     mutants=[
-        Mutant("2 delta -> 2.2 delta", "threshold delta/(e^{c eps} - 1 + 2.2 delta)", lambda: _item2_statement(k_delta=2.2)),
+        Mutant("2 delta -> 2.2 delta", "threshold delta/(e^{c eps} - 1 + 2.2 delta)",
+            lambda: _item2_statement(k_delta=2.2)),
         Mutant("-1 output, 2 delta -> 2.2 delta", "complement output with the moved threshold",
                lambda: _item2_statement(k_delta=2.2, complement=True)),
     ],

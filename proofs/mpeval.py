@@ -42,7 +42,8 @@ def _not(v):
 
 def _cmp(kind, a, b):
     if isinstance(a, Fraction) and isinstance(b, Fraction):
-        ok = {z3.Z3_OP_EQ: a == b, z3.Z3_OP_LE: a <= b, z3.Z3_OP_LT: a < b, z3.Z3_OP_GE: a >= b, z3.Z3_OP_GT: a > b}[kind]
+        ok = {z3.Z3_OP_EQ: a == b, z3.Z3_OP_LE: a <= b, z3.Z3_OP_LT: a < b, z3.Z3_OP_GE: a >= b,
+            z3.Z3_OP_GT: a > b}[kind]
         return TRUE if ok else FALSE
     diff = a - b
     tol = REL_TOL * max(1, abs(a), abs(b))

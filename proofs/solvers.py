@@ -266,7 +266,8 @@ def run_cvc5(formulas, *, rlimit: int | None = None, timeout_ms: int | None = No
             if not ready:
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
-                return Verdict("cvc5", cvc5_version(), "unknown", time.perf_counter() - t0, None, "hard timeout (killed)")
+                return Verdict("cvc5", cvc5_version(), "unknown", time.perf_counter() - t0, None,
+                    "hard timeout (killed)")
             chunk = os.read(fh.fileno(), 1 << 16)
             if not chunk:
                 break
@@ -275,7 +276,8 @@ def run_cvc5(formulas, *, rlimit: int | None = None, timeout_ms: int | None = No
     try:
         return pickle.loads(b"".join(chunks))
     except Exception as exc:  # a crashed child is a failure, never a pass
-        return Verdict("cvc5", cvc5_version(), "unknown", time.perf_counter() - t0, None, f"error: child failed ({exc})")
+        return Verdict("cvc5", cvc5_version(), "unknown", time.perf_counter() - t0, None,
+            f"error: child failed ({exc})")
 
 
 def _run_cvc5(formulas, *, rlimit: int | None = None, timeout_ms: int | None = None, want_model=False) -> Verdict:

@@ -96,19 +96,22 @@ def _flip_sign(strict_direct=True):
 THEOREM21 = LemmaCheck(
     key="theorem21",
     ref="Theorem 21 (proof)",
-    statement="1/tau_1 + 2/tau_2 = eps; Lambda_t = (4/beta)^{(eps_t/eps)(1+2/theta)} (4/beta_t)^{(eps_t/eps)(2+theta)}; "
+    statement="1/tau_1 + 2/tau_2 = eps; "
+    "Lambda_t = (4/beta)^{(eps_t/eps)(1+2/theta)} (4/beta_t)^{(eps_t/eps)(2+theta)}; "
     "Pr[G^c] <= beta/2 and total failure <= beta; sigma_t = eps/(eps_t(theta+2)); flipping rule",
     steps=[
         Check("privacy identity", "1/tau_1 + 2/tau_2 = eps", _privacy_identity),
         Check("Lambda_t exponent", "eps_t(mu_1 + tau_2 ln(4/beta_t)) = ...", _lambda_exponent),
-        Check("good event and failure accounting", "e^{-mu_1/tau_1} = beta/4; beta/2 + beta/4 + beta/4 <= beta", _good_event),
+        Check("good event and failure accounting", "e^{-mu_1/tau_1} = beta/4; beta/2 + beta/4 + beta/4 <= beta",
+            _good_event),
         Check("Pareto shape", "sigma_t = 1/(eps_t tau_2) = eps/(eps_t(theta+2))", _pareto_shape),
         Check("shared noise factor", "e^{eps_t mu_1} = (4/beta)^{(1+2/theta) eps_t/eps}", _shared_exponent),
         Check("flipping identity", "p*/x - (1 - x(1-p*)) = (1-p*)(x-1)(x - p*/(1-p*))/x", _flip_identity),
         Check("flipping rule attains the max", "s=+1 iff x(1-p*) > p* picks max(p*/x, 1-x(1-p*)) <= p*", _flip_sign),
     ],
     mutants=[
-        Mutant("2/tau_2 = 2eps/(theta+3)", "privacy identity with a wrong tau_2", lambda: _privacy_identity(theta_shift=1)),
+        Mutant("2/tau_2 = 2eps/(theta+3)", "privacy identity with a wrong tau_2",
+            lambda: _privacy_identity(theta_shift=1)),
         Mutant("(2+theta) -> (1.8+theta)", "Lambda_t exponent constant moved", lambda: _lambda_exponent(k_theta=1.8)),
         Mutant("failure share beta/4 -> beta/3.6", "failure accounting with a 10% larger Type I share",
                lambda: _good_event(share=3.6)),
