@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from .cli_common import EXIT_CHECK_FAILED, EXIT_OK, check_writable, guard, write_json
+from .cli_common import EXIT_CHECK_FAILED, EXIT_OK, UsageFailure, check_writable, guard, write_json
 
 
 def format_table(report) -> str:
@@ -29,7 +29,8 @@ def format_table(report) -> str:
     d = report.to_dict()["summary"]
     lines.append("-" * len(head))
     lines.append(
-        f"{d['lemmas']} checks: {d['proved']} proved, {d['certified']} certified, {d['failed']} failed; "
+        f"{d['lemmas']} checks: {d['proved']} proved, {d['certified']} certified, {d['failed']} failed, "
+        f"{d['not_run']} not run; "
         f"mutants killed {d['mutants_killed']}/{d['mutants']}; {report.seconds:.1f} s"
     )
     v = report.versions
@@ -52,22 +53,26 @@ def format_table(report) -> str:
 @click.command()
 @click.argument("lemmas", nargs=-1, metavar="[LEMMA]...")
 @click.option("--json", "json_path", default=None, help="write the machine-readable result here")
+@click.option("--seconds", type=float, default=None,
+              help="time budget: checks not started within it are reported not-run (exit 1)")
 @click.option("--list", "list_only", is_flag=True, help="list the registered checks and exit")
 @guard
-def command(lemmas, json_path, list_only):
+def command(lemmas, json_path, seconds, list_only):
     """Run the lemma checks (Z3 + cvc5 proofs, arb interval certificates) and their mutants.
 
     LEMMA is a registry key (e.g. lemma11.1) or a prefix (e.g. lemma11); default: all.
     """
     from proofs import registry  # solvers load only when this verb runs
 
+    if seconds is not None and not seconds > 0:
+        raise UsageFailure(f"--seconds must be positive, got {seconds}")
     out = check_writable(json_path)
     chosen = registry.select(list(lemmas))
     if list_only:
         for lm in chosen:
             click.echo(f"{lm.key:<14} {lm.ref}")
         return
-    report = registry.run(chosen, progress=lambda msg: click.echo(f"prove: {msg}", err=True))
+    report = registry.run(chosen, progress=lambda msg: click.echo(f"prove: {msg}", err=True), seconds=seconds)
     click.echo(format_table(report))
     write_json(out, report.to_dict())
     raise SystemExit(EXIT_OK if report.ok else EXIT_CHECK_FAILED)

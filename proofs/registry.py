@@ -102,6 +102,7 @@ class ProveReport:
                 "proved": sum(r.status == "proved" for r in self.results),
                 "certified": sum(r.status == "certified" for r in self.results),
                 "failed": sum(r.status == "failed" for r in self.results),
+                "not_run": sum(r.status == "not-run" for r in self.results),
                 "mutants": sum(len(r.mutants) for r in self.results),
                 "mutants_killed": sum(r.mutants_killed for r in self.results),
                 "errata": sorted({e.name.split(":")[0] for r in self.results for e in r.errata}),
@@ -110,10 +111,16 @@ class ProveReport:
         }
 
 
-def run(lemmas: list[LemmaCheck], progress: Callable[[str], None] | None = None) -> ProveReport:
+def run(
+    lemmas: list[LemmaCheck], progress: Callable[[str], None] | None = None, seconds: float | None = None
+) -> ProveReport:
+    """Run the checks in order; with a time budget, checks not started in time are reported ``not-run``."""
     t0 = time.perf_counter()
     results = []
     for i, lm in enumerate(lemmas, 1):
+        if seconds is not None and time.perf_counter() - t0 > seconds:
+            results.append(LemmaResult(lm.key, lm.ref, "not-run", "time budget exhausted", [], None, [], [], 0.0))
+            continue
         if progress:
             progress(f"[{i}/{len(lemmas)}] {lm.key} ...")
         r = run_lemma(lm)

@@ -56,3 +56,16 @@ def test_failing_lemma_exits_1(monkeypatch, tmp_path):
 def test_list():
     r = _invoke(["prove", "--list", "lemma24"])
     assert r.exit_code == 0 and r.output.count("lemma24.") == 3
+
+
+def test_time_budget_reports_unstarted_checks_and_exits_1(tmp_path):
+    out = tmp_path / "b.json"
+    r = _invoke(["prove", "lemma10", "--seconds", "0.001", "--json", str(out)])
+    assert r.exit_code == 1
+    d = json.loads(out.read_text())
+    assert d["summary"]["not_run"] >= 1 and not d["ok"]
+
+
+def test_nonpositive_budget_is_usage_error():
+    r = _invoke(["prove", "lemma55", "--seconds", "0"])
+    assert r.exit_code == 2 and "--seconds" in r.output
