@@ -155,7 +155,26 @@ class GTM:
         *,
         evaluation_budget: int | None = None,
     ) -> int:
-        """GTM.Step(M_t, X_t, eps_t, tau2_t, c_t, rho_t, s_t) -> a_t in {-s_t, s_t}; a_t = s_t halts."""
+        """GTM.Step(M_t, X_t, eps_t, tau2_t, c_t, rho_t, s_t) -> a_t in {-s_t, s_t}; a_t = s_t halts.
+
+        Three phases, in Algorithm 1's order: draw the noise and N_t (:meth:`_draw_count`, no data
+        touched), evaluate the mechanism N_t times and count K_t, decide (:meth:`_decide`). A
+        persisted deployment (:mod:`gtm_core.deployment`) runs the same phases and writes its
+        write-ahead record between the first and the second.
+        """
+        eps_t, tau2, c, rho, s, evaluation_budget = self._check_step(
+            mechanism, eps_t, tau2, c, rho, s, evaluation_budget
+        )
+        n = self._draw_count(eps_t, tau2, rho, s, evaluation_budget)
+        try:
+            k = _count_positive(mechanism, data, n)
+        except MechanismError:
+            self.failed = True
+            raise
+        return self._decide(k, c, s)
+
+    def _check_step(self, mechanism, eps_t, tau2, c, rho, s, evaluation_budget):
+        """Refuse a step on a GTM that cannot step, or with arguments outside their domains."""
         if not self.initialized:
             raise HaltedError("GTM.step called before GTM.init")
         if self.failed:
@@ -166,7 +185,7 @@ class GTM:
         c = check_nonnegative_int("c", c)
         rho = check_positive("rho", rho)
         s = check_direction("s", s)
-        if not (isinstance(tau2, numbers.Real) and (tau2 > 0)):
+        if isinstance(tau2, bool) or not (isinstance(tau2, numbers.Real) and (tau2 > 0)):
             raise InvalidParameter(f"tau2 must be > 0, got {tau2!r}")
         if math.isinf(tau2) and eps_t > 0:
             raise InvalidParameter("tau2 = inf is only allowed when eps_t = 0")
@@ -174,7 +193,15 @@ class GTM:
             evaluation_budget = check_nonnegative_int("evaluation_budget", evaluation_budget)
         if not callable(mechanism):
             raise MechanismError(f"mechanism must be callable, got {type(mechanism).__name__}")
+        return eps_t, float(tau2), c, rho, s, evaluation_budget
 
+    def _draw_count(self, eps_t: float, tau2: float, rho: float, s: int,
+                    evaluation_budget: int | None) -> int:
+        """Phase 1 of a step: eta_2 ~ Exp(tau2), lambda_t, N_t ~ Po(lambda_t). Touches no data.
+
+        Raises :class:`EvaluationBudgetExceeded` (and enters the failed state) if N_t would
+        exceed the budget. The returned N_t is a secret.
+        """
         eta2 = 0.0 if math.isinf(tau2) else float(self._rng.exponential(tau2))
         z = s * (self._mu1 - self._eta1 + eta2)
         exponent = eps_t * z
@@ -187,15 +214,28 @@ class GTM:
                 f"step {self.steps_taken} needs more than its evaluation budget of "
                 f"{evaluation_budget} evaluations; the GTM is now in its terminal failed state"
             )
-        try:
-            k = _count_positive(mechanism, data, n)
-        except MechanismError:
-            self.failed = True
-            raise
+        return n
+
+    def _decide(self, k: int, c: int, s: int) -> int:
+        """Phase 3 of a step: a_t = s_t (halt) if s_t (K_t - c_t - 1/2) > 0, else -s_t."""
         if s * (k - c - 0.5) > 0:
             self.halted = True
             return s
         return -s
+
+    @classmethod
+    def _restore(cls, rng: np.random.Generator, *, eta1: float, mu1: float,
+                 steps_taken: int) -> "GTM":
+        """A GTM whose Init already ran (eta_1 read back from a persisted deployment state).
+
+        Internal: only :mod:`gtm_core.deployment` calls this, with the eta_1 it drew once and
+        stored. Calling it with a fresh eta_1 would defeat the point of drawing it once.
+        """
+        gtm = cls(rng)
+        gtm._eta1 = float(eta1)
+        gtm._mu1 = check_positive("mu1", mu1)
+        gtm.steps_taken = check_nonnegative_int("steps_taken", steps_taken)
+        return gtm
 
 
 # ---------------------------------------------------------------------------
@@ -345,12 +385,7 @@ class GTMRun:
     def step(self, mechanism: Callable, data: Any = None) -> bool:
         """Run the next step on mechanism M_t (an eps_t-DP map data -> +1/-1). Returns True on halt."""
         sp: StepPlan = self.plan.step(self.t)
-        mech = mechanism
-        if sp.delta_t > 0:
-            mech = Purified(mech, sp.phi, self._rng)
-        if sp.s == -1:
-            mech = Negated(mech)
-        counter = _CountingMechanism(mech)
+        counter = _CountingMechanism(mechanism_for_step(mechanism, sp, self._rng))
         a = self._gtm.step(
             counter, data, sp.eps_t, sp.tau2, sp.c, sp.rho, sp.s,
             evaluation_budget=sp.evaluation_budget,
@@ -361,6 +396,17 @@ class GTMRun:
         if halted:
             self.halted_at = sp.t
         return halted
+
+
+def mechanism_for_step(mechanism: Callable, sp: StepPlan, rng: np.random.Generator) -> Callable:
+    """The mechanism Algorithm 1 is fed at step sp.t: purified (Lemma 24) if delta_t > 0,
+    then negated if the planner chose the flipped variant (s = -1)."""
+    mech = mechanism
+    if sp.delta_t > 0:
+        mech = Purified(mech, sp.phi, rng)
+    if sp.s == -1:
+        mech = Negated(mech)
+    return mech
 
 
 class _CountingMechanism:
