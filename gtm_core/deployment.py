@@ -146,6 +146,8 @@ from .reference import GTM, NOT_FOR_DEPLOYMENT, _count_positive, default_rng, me
 __all__ = [
     "Deployment",
     "CommandMechanism",
+    "MechanismTimeout",
+    "check_time_limit",
     "NOT_FOR_DEPLOYMENT",
     "STATE_FORMAT",
     "STATE_VERSION",
@@ -345,18 +347,23 @@ def _plan_identity(plan: Plan) -> dict:
     }
 
 
-def _check_time_limit(time_limit) -> float | None:
+def check_time_limit(time_limit, name: str = "time_limit") -> float | None:
+    """None (no limit) or a finite number of seconds > 0."""
     if time_limit is None:
         return None
     if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)):
-        raise InvalidParameter(f"time_limit must be a number of seconds, got {time_limit!r}")
+        raise InvalidParameter(f"{name} must be a number of seconds, got {time_limit!r}")
     if not (math.isfinite(time_limit) and time_limit > 0):
-        raise InvalidParameter(f"time_limit must be a finite number of seconds > 0, got {time_limit!r}")
+        raise InvalidParameter(f"{name} must be a finite number of seconds > 0, got {time_limit!r}")
     return float(time_limit)
 
 
 class _Timeout(Exception):
     pass
+
+
+class MechanismTimeout(MechanismError):
+    """A mechanism did not answer within its time limit."""
 
 
 def _evaluate(mechanism: Callable, data: Any, n: int, time_limit: float | None,
@@ -803,7 +810,7 @@ class Deployment:
         :class:`MechanismError` / :class:`EvaluationBudgetExceeded`. ``time_limit`` bounds the
         mechanism's evaluations in seconds (None: no limit).
         """
-        time_limit = _check_time_limit(time_limit)
+        time_limit = check_time_limit(time_limit)
         self._check_can_step()
         if not callable(mechanism):
             raise MechanismError(f"mechanism must be callable, got {type(mechanism).__name__}")
@@ -835,7 +842,7 @@ class Deployment:
         abort = getattr(mechanism, "close", None)
         try:
             k = _evaluate(fed, data, n, time_limit, abort if callable(abort) else None)
-        except _Timeout:
+        except (_Timeout, MechanismTimeout):
             self._fail(t, "mechanism_timeout", f"the mechanism exceeded its time limit of {time_limit:g} s")
             raise MechanismError(
                 f"step {t}: the mechanism exceeded its time limit of {time_limit:g} s; "
@@ -933,7 +940,7 @@ class CommandMechanism:
             raise InvalidParameter("mechanism command is empty")
         self.argv = argv
         self.step = step
-        self.time_limit = _check_time_limit(time_limit)
+        self.time_limit = check_time_limit(time_limit)
         self._env = env
         self._proc: subprocess.Popen | None = None
 
@@ -962,7 +969,7 @@ class CommandMechanism:
                 if deadline is not None:
                     left = deadline - time.monotonic()
                     if left <= 0 or not select.select([fd], [], [], left)[0]:
-                        raise MechanismError("mechanism command exceeded its time limit")
+                        raise MechanismTimeout("mechanism command exceeded its time limit")
                 chunk = os.read(fd, 65536)
                 if not chunk:
                     raise MechanismError(f"mechanism command ended after {got} of the outputs it was asked for")
