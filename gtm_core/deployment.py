@@ -943,6 +943,8 @@ class CommandMechanism:
         self.time_limit = check_time_limit(time_limit)
         self._env = env
         self._proc: subprocess.Popen | None = None
+        self._lock = threading.Lock()
+        self._aborted = False
 
     def __repr__(self) -> str:
         return f"CommandMechanism({shlex.join(self.argv)!r})"
@@ -956,14 +958,18 @@ class CommandMechanism:
         if self.step is not None:
             env["GTM_STEP"] = str(self.step)
         deadline = None if self.time_limit is None else time.monotonic() + self.time_limit
-        try:
-            self._proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                          stderr=subprocess.DEVNULL, env=env)
-        except OSError as exc:
-            raise MechanismError(f"cannot start mechanism command {self.argv[0]!r}: {exc.strerror}") from None
+        with self._lock:  # close() from another thread waits for Popen, then kills
+            if self._aborted:
+                raise MechanismTimeout("mechanism command was aborted")
+            try:
+                proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, env=env)
+            except OSError as exc:
+                raise MechanismError(f"cannot start mechanism command {self.argv[0]!r}: {exc.strerror}") from None
+            self._proc = proc
         out = np.empty(n, dtype=np.int8)
         try:
-            fd = self._proc.stdout.fileno()
+            fd = proc.stdout.fileno()
             buf, got = b"", 0
             while got < n:
                 if deadline is not None:
@@ -972,6 +978,8 @@ class CommandMechanism:
                         raise MechanismTimeout("mechanism command exceeded its time limit")
                 chunk = os.read(fd, 65536)
                 if not chunk:
+                    if self._aborted:
+                        raise MechanismTimeout("mechanism command was aborted")
                     raise MechanismError(f"mechanism command ended after {got} of the outputs it was asked for")
                 buf += chunk
                 *lines, buf = buf.split(b"\n")
@@ -987,12 +995,18 @@ class CommandMechanism:
                         raise MechanismError("mechanism command printed a line that is not +1 or -1")
                     got += 1
         finally:
-            self.close()
+            self._kill()
         return out
 
     def close(self) -> None:
-        """Kill the running command, if any."""
-        proc, self._proc = self._proc, None
+        """Abort: kill the running command (if any) and refuse to start another one."""
+        with self._lock:
+            self._aborted = True
+        self._kill()
+
+    def _kill(self) -> None:
+        with self._lock:
+            proc, self._proc = self._proc, None
         if proc is None:
             return
         try:
@@ -1000,12 +1014,12 @@ class CommandMechanism:
         except OSError:
             pass
         try:
-            proc.stdout.close()
-        except OSError:
-            pass
-        try:
             proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
+            pass
+        try:
+            proc.stdout.close()
+        except OSError:
             pass
 
 

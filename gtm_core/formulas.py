@@ -480,3 +480,87 @@ def pareto_truncated_second_moment(sigma, W, *, dps: int | None = None):
         if s == 2:
             return 2 * m.log(WW) + 1
         return (2 * m.power(WW, 2 - s) - s) / (2 - s)
+
+
+# ---------------------------------------------------------------------------
+# Argument and result guard (hostile-input campaign, issue 8)
+# ---------------------------------------------------------------------------
+# The formulas are written for arguments inside their domains (the configuration types validate
+# those at construction). Called directly with hostile arguments they must still end in a typed
+# error, never in a bare ValueError / ZeroDivisionError / OverflowError / TypeError, a NaN or a
+# complex number. This guard checks that every numeric argument is a finite real (float, int,
+# numpy scalar, mpmath mpf or a decimal string), ``dps`` is None or a positive integer, turns the
+# arithmetic errors of out-of-domain arguments into InvalidParameter, and refuses NaN or complex
+# results. +-inf results are allowed where a formula documents them (e.g. pareto_moment). It does
+# NOT check each formula's mathematical domain (alpha in (0, 1), gamma in (1, 2], ...): an
+# argument outside it can still give a finite number.
+
+import functools as _functools
+import inspect as _inspect
+import math as _math
+import numbers as _numbers
+
+import mpmath as _mpmath
+
+from .errors import GTMError as _GTMError
+from .errors import InvalidParameter as _InvalidParameter
+
+
+def _check_formula_number(fname: str, name: str, value) -> None:
+    if type(value) is float:
+        if _math.isfinite(value):
+            return
+    elif type(value) is int:
+        return
+    elif not isinstance(value, (bool, complex)) and isinstance(value, (_numbers.Real, str, _mpmath.mpf)):
+        try:
+            x = _mpmath.mpf(value)
+        except (ValueError, TypeError):
+            x = None
+        if x is not None and _mpmath.isfinite(x):
+            return
+    raise _InvalidParameter(f"{fname}: {name} must be a finite real number, got {value!r}")
+
+
+def _guard_formula(fn):
+    sig = _inspect.signature(fn)
+    fname = fn.__name__
+
+    @_functools.wraps(fn)
+    def guarded(*args, **kwargs):
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise _InvalidParameter(f"{fname}: {exc}") from None
+        for name, value in bound.arguments.items():
+            if name == "dps":
+                if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                          or not 1 <= value <= 100_000):
+                    raise _InvalidParameter(f"{fname}: dps must be None or an integer in [1, 100000], got {value!r}")
+            elif name == "halted":
+                if not isinstance(value, (bool, int)):
+                    raise _InvalidParameter(f"{fname}: halted must be a bool, got {value!r}")
+            else:
+                _check_formula_number(fname, name, value)
+        try:
+            result = fn(*args, **kwargs)
+        except _GTMError:
+            raise
+        except (ArithmeticError, ValueError, TypeError):
+            shown = ", ".join(f"{k}={v!r}" for k, v in bound.arguments.items() if k != "dps")
+            raise _InvalidParameter(f"{fname}: arguments outside the formula's domain ({shown})") from None
+        bad = isinstance(result, (complex, _mpmath.mpc)) or (
+            isinstance(result, float) and _math.isnan(result)) or (
+            isinstance(result, _mpmath.mpf) and _mpmath.isnan(result))
+        if bad:
+            shown = ", ".join(f"{k}={v!r}" for k, v in bound.arguments.items() if k != "dps")
+            raise _InvalidParameter(f"{fname}: arguments outside the formula's domain ({shown}); "
+                                    "the result is not a real number")
+        return result
+
+    return guarded
+
+
+for _name in __all__:
+    globals()[_name] = _guard_formula(globals()[_name])
+del _name
