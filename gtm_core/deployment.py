@@ -335,7 +335,7 @@ def _step_plan(config: GTMConfig, t: int) -> StepPlan:
     fn = _planners.STEP_PLANNERS.get(name)
     if fn is None:
         return make_plan(config).step(t)  # raises UnsupportedConfiguration
-    return fn(config, t)
+    return _planners.checked_step_plan(fn, config, t)
 
 
 def _plan_identity(plan: Plan) -> dict:
@@ -347,14 +347,17 @@ def _plan_identity(plan: Plan) -> dict:
     }
 
 
+MAX_TIME_LIMIT = 1e7  # seconds (~116 days); beyond this the platform's timers overflow
+
+
 def check_time_limit(time_limit, name: str = "time_limit") -> float | None:
-    """None (no limit) or a finite number of seconds > 0."""
+    """None (no limit) or a number of seconds in (0, MAX_TIME_LIMIT]."""
     if time_limit is None:
         return None
     if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)):
         raise InvalidParameter(f"{name} must be a number of seconds, got {time_limit!r}")
-    if not (math.isfinite(time_limit) and time_limit > 0):
-        raise InvalidParameter(f"{name} must be a finite number of seconds > 0, got {time_limit!r}")
+    if not (0 < time_limit <= MAX_TIME_LIMIT):
+        raise InvalidParameter(f"{name} must be a number of seconds in (0, {MAX_TIME_LIMIT:g}], got {time_limit!r}")
     return float(time_limit)
 
 
@@ -485,11 +488,11 @@ class Deployment:
 
     @staticmethod
     def _paths(path, key_path) -> tuple[Path, Path, Path]:
-        if not isinstance(path, (str, os.PathLike)) or str(path) == "":
+        if not isinstance(path, (str, os.PathLike)) or str(path) in ("", ".") or "\x00" in str(path):
             raise StateError(f"state path must be a non-empty file path, got {path!r}")
         p = Path(path)
         k = Path(str(p) + ".key") if key_path is None else key_path
-        if not isinstance(k, (str, os.PathLike)) or str(k) == "":
+        if not isinstance(k, (str, os.PathLike)) or str(k) in ("", ".") or "\x00" in str(k):
             raise StateError(f"key path must be a non-empty file path, got {key_path!r}")
         k = Path(k)
         if os.path.abspath(k) == os.path.abspath(p):

@@ -36,7 +36,13 @@ from .errors import (
     MechanismError,
 )
 from .planners import Plan, StepPlan
-from .validation import check_direction, check_nonnegative, check_nonnegative_int, check_positive
+from .validation import (
+    check_direction,
+    check_nonnegative,
+    check_nonnegative_int,
+    check_positive,
+    check_probability,
+)
 
 # numpy's Poisson sampler refuses means above ~9.2e18; far below that we switch to an exact
 # two-stage draw (is N_t within the budget? if so, draw N_t from the truncated law).
@@ -185,7 +191,13 @@ class GTM:
         c = check_nonnegative_int("c", c)
         rho = check_positive("rho", rho)
         s = check_direction("s", s)
-        if isinstance(tau2, bool) or not (isinstance(tau2, numbers.Real) and (tau2 > 0)):
+        if isinstance(tau2, bool) or not isinstance(tau2, numbers.Real):
+            raise InvalidParameter(f"tau2 must be > 0, got {tau2!r}")
+        try:
+            tau2 = float(tau2)
+        except OverflowError:
+            raise InvalidParameter("tau2 must be a float, got an integer beyond the float range") from None
+        if not tau2 > 0:
             raise InvalidParameter(f"tau2 must be > 0, got {tau2!r}")
         if math.isinf(tau2) and eps_t > 0:
             raise InvalidParameter("tau2 = inf is only allowed when eps_t = 0")
@@ -217,8 +229,10 @@ class GTM:
         return n
 
     def _decide(self, k: int, c: int, s: int) -> int:
-        """Phase 3 of a step: a_t = s_t (halt) if s_t (K_t - c_t - 1/2) > 0, else -s_t."""
-        if s * (k - c - 0.5) > 0:
+        """Phase 3 of a step: a_t = s_t (halt) if s_t (K_t - c_t - 1/2) > 0, else -s_t.
+
+        In integers: for s_t = +1 that is K_t > c_t, for s_t = -1 it is K_t <= c_t."""
+        if (k > c) if s == 1 else (k <= c):
             self.halted = True
             return s
         return -s
@@ -251,8 +265,9 @@ class BernoulliMechanism:
     rng: np.random.Generator = field(repr=False, default_factory=np.random.default_rng)
 
     def __post_init__(self):
-        if not (0 <= self.p <= 1) or math.isnan(self.p):
-            raise InvalidParameter(f"p must be in [0, 1], got {self.p!r}")
+        self.p = check_probability("p", self.p)
+        if not isinstance(self.rng, np.random.Generator):
+            raise InvalidParameter(f"rng must be a numpy.random.Generator, got {type(self.rng).__name__}")
 
     def __call__(self, data=None) -> int:
         return 1 if self.rng.random() < self.p else -1
@@ -265,6 +280,8 @@ class Negated:
     """-M: the flipped variant's input (success probability 1 - p)."""
 
     def __init__(self, mechanism: Callable):
+        if not callable(mechanism):
+            raise MechanismError(f"mechanism must be callable, got {type(mechanism).__name__}")
         self.mechanism = mechanism
         inner = getattr(mechanism, "batch", None)
         if callable(inner):
@@ -292,8 +309,11 @@ class Purified:
     """
 
     def __init__(self, mechanism: Callable, phi: float, rng: np.random.Generator):
-        if not (0 <= phi <= 0.5):
+        phi = check_probability("phi", phi)
+        if not phi <= 0.5:
             raise InvalidParameter(f"phi must be in [0, 1/2], got {phi!r}")
+        if not isinstance(rng, np.random.Generator):
+            raise InvalidParameter(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
         self.mechanism, self.phi, self._rng = mechanism, float(phi), rng
         inner = getattr(mechanism, "batch", None)
         if callable(inner):
@@ -325,7 +345,7 @@ def default_rng(seed: int | None = None) -> tuple[np.random.Generator, bool]:
     """(generator, seeded). Without a seed the generator is seeded from the operating system."""
     if seed is None:
         return np.random.default_rng(np.random.SeedSequence()), False
-    return np.random.default_rng(seed), True
+    return np.random.default_rng(check_nonnegative_int("seed", seed)), True
 
 
 NOT_FOR_DEPLOYMENT = "seeded generator: not for deployment"
@@ -427,6 +447,9 @@ class _CountingMechanism:
 
 def run_reference(plan: Plan, p, rng: np.random.Generator) -> tuple[int, int]:
     """One run of the reference GTM on a Bernoulli stream p[0..T-1]: (halting step or 0, evaluations)."""
+    from .simulator import _check_stream
+
+    p = _check_stream(p, None)
     run = GTMRun(plan, rng)
     total = 0
     for t, pt in enumerate(p, start=1):

@@ -13,7 +13,10 @@ from .errors import InvalidParameter
 def _as_real(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise InvalidParameter(f"{name} must be a real number, got {value!r}")
-    x = float(value)
+    try:
+        x = float(value)
+    except OverflowError:  # an integer beyond the float range
+        raise InvalidParameter(f"{name} must be finite, got an integer with {len(str(abs(int(value))))} digits") from None
     if math.isnan(x) or math.isinf(x):
         raise InvalidParameter(f"{name} must be finite, got {value!r}")
     return x
