@@ -525,36 +525,45 @@ def _check_formula_number(fname: str, name: str, value) -> None:
 def _guard_formula(fn):
     sig = _inspect.signature(fn)
     fname = fn.__name__
+    positional = [p.name for p in sig.parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    known = set(sig.parameters)
+
+    def check(name, value):
+        if name == "dps":
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or not 1 <= value <= 100_000):
+                raise _InvalidParameter(f"{fname}: dps must be None or an integer in [1, 100000], got {value!r}")
+        elif name == "halted":
+            if not isinstance(value, (bool, int)):
+                raise _InvalidParameter(f"{fname}: halted must be a bool, got {value!r}")
+        else:
+            _check_formula_number(fname, name, value)
+
+    def shown(args, kwargs):
+        pairs = list(zip(positional, args)) + [(k, v) for k, v in kwargs.items() if k != "dps"]
+        return ", ".join(f"{k}={v!r}" for k, v in pairs)
 
     @_functools.wraps(fn)
     def guarded(*args, **kwargs):
-        try:
-            bound = sig.bind(*args, **kwargs)
-        except TypeError as exc:
-            raise _InvalidParameter(f"{fname}: {exc}") from None
-        for name, value in bound.arguments.items():
-            if name == "dps":
-                if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                                          or not 1 <= value <= 100_000):
-                    raise _InvalidParameter(f"{fname}: dps must be None or an integer in [1, 100000], got {value!r}")
-            elif name == "halted":
-                if not isinstance(value, (bool, int)):
-                    raise _InvalidParameter(f"{fname}: halted must be a bool, got {value!r}")
-            else:
-                _check_formula_number(fname, name, value)
+        if len(args) > len(positional):
+            raise _InvalidParameter(f"{fname}: too many positional arguments ({len(args)})")
+        for name, value in zip(positional, args):
+            check(name, value)
+        for name, value in kwargs.items():
+            if name not in known:
+                raise _InvalidParameter(f"{fname}: unexpected argument {name!r}")
+            check(name, value)
         try:
             result = fn(*args, **kwargs)
         except _GTMError:
             raise
         except (ArithmeticError, ValueError, TypeError):
-            shown = ", ".join(f"{k}={v!r}" for k, v in bound.arguments.items() if k != "dps")
-            raise _InvalidParameter(f"{fname}: arguments outside the formula's domain ({shown})") from None
-        bad = isinstance(result, (complex, _mpmath.mpc)) or (
-            isinstance(result, float) and _math.isnan(result)) or (
-            isinstance(result, _mpmath.mpf) and _mpmath.isnan(result))
-        if bad:
-            shown = ", ".join(f"{k}={v!r}" for k, v in bound.arguments.items() if k != "dps")
-            raise _InvalidParameter(f"{fname}: arguments outside the formula's domain ({shown}); "
+            raise _InvalidParameter(f"{fname}: arguments outside the formula's domain ({shown(args, kwargs)})") from None
+        if isinstance(result, (complex, _mpmath.mpc)) or (
+                isinstance(result, float) and _math.isnan(result)) or (
+                isinstance(result, _mpmath.mpf) and _mpmath.isnan(result)):
+            raise _InvalidParameter(f"{fname}: arguments outside the formula's domain ({shown(args, kwargs)}); "
                                     "the result is not a real number")
         return result
 
