@@ -97,6 +97,16 @@ A Python callable cannot be forcibly stopped: with a time limit it runs in a dae
 and on timeout the deployment is failed and the thread abandoned (its results are ignored).
 :class:`CommandMechanism` runs the mechanism as a subprocess and kills it on timeout.
 
+Floating point (Mironov 2012)
+-----------------------------
+eta_1, eta_{2,t} come from numpy's ``Generator.exponential`` and N_t from
+``Generator.poisson``, in float64. No floating-point value derived from the noise is released
+(a step releases one bit; the data enter only through the integer K_t), so the attack on
+textbook floating-point Laplace - reading the low-order bits of a released x + noise - has
+nothing to read. The sampled laws are still only approximations of Exp(tau) and Po(lambda)
+(finite grid; numpy's exponential never exceeds about 44 tau), and the paper's pure-DP proof
+assumes the exact laws; the deviation is not bounded rigorously here. See docs/deployment.md.
+
 Randomness
 ----------
 The default generator is seeded from the operating system, anew on every :meth:`open`; its
