@@ -125,9 +125,7 @@ def test_corrupted_state_is_refused_and_left_alone(state):
 def test_real_subprocess_one_line_error_and_exit_code(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     state = str(tmp_path / "s")
-    p = subprocess.run([sys.executable, "-m", "audits.cli", "deploy", "init", state, "--config", EXAMPLE],
-                       capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
-    assert p.returncode == 0, p.stderr
+    assert _invoke(["deploy", "init", state, "--config", EXAMPLE]).exit_code == 0
     p = subprocess.run([sys.executable, "-m", "audits.cli", "deploy", "init", state, "--config", EXAMPLE],
                        capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
     assert p.returncode == 2 and p.stdout == ""
