@@ -555,6 +555,14 @@ from .errors import GTMError as _GTMError
 from .errors import InvalidParameter as _InvalidParameter
 
 
+class FormulaOverflow(_InvalidParameter, OverflowError):
+    """A formula overflowed float64 on its arguments (still an InvalidParameter / GTMError)."""
+
+
+class FormulaZeroDivision(_InvalidParameter, ZeroDivisionError):
+    """A formula divided by zero on its arguments (still an InvalidParameter / GTMError)."""
+
+
 def _check_formula_number(fname: str, name: str, value) -> None:
     if type(value) is float:
         if _math.isfinite(value):
@@ -607,6 +615,10 @@ def _guard_formula(fn):
             result = fn(*args, **kwargs)
         except _GTMError:
             raise
+        except OverflowError:
+            raise FormulaOverflow(f"{fname}: float64 overflow on ({shown(args, kwargs)})") from None
+        except ZeroDivisionError:
+            raise FormulaZeroDivision(f"{fname}: division by zero on ({shown(args, kwargs)})") from None
         except (ArithmeticError, ValueError, TypeError):
             raise _InvalidParameter(f"{fname}: arguments outside the formula's domain ({shown(args, kwargs)})") from None
         if isinstance(result, (complex, _mpmath.mpc)) or (

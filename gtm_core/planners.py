@@ -278,6 +278,11 @@ def checked_step_plan(planner: Callable[[GTMConfig, int], StepPlan], config: GTM
     ArithmeticError or a NaN plan."""
     try:
         sp = planner(config, t)
+    except (OverflowError, ZeroDivisionError):  # also the formulas' FormulaOverflow / FormulaZeroDivision
+        raise UnsupportedConfiguration(
+            f"step t={t}: the noise range Lambda_t or base rate overflows float64 "
+            f"(eps_t/eps too large for this beta/theta); no usable rejection threshold"
+        ) from None
     except GTMError:
         raise
     except (ArithmeticError, ValueError, TypeError) as exc:
