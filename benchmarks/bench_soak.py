@@ -85,7 +85,8 @@ def percentile(values, q):
 def soak(directory: Path, steps: int, every: int, use_tracemalloc: bool, seconds: float | None) -> dict:
     config = GTMConfig.load(ROOT / "examples" / "default.toml").with_changes(horizon=steps)
     mech = BernoulliMechanism(0.0, np.random.default_rng(1))
-    windows, step_times = [], []
+    windows = []
+    step_times = np.empty(steps)  # preallocated: the benchmark's own bookkeeping must not grow
     failures, deployments = 0, 1
     path = directory / "soak.state"
     dep = Deployment.create(path, config)
@@ -103,7 +104,7 @@ def soak(directory: Path, steps: int, every: int, use_tracemalloc: bool, seconds
             deployments += 1
             path = directory / f"soak{deployments}.state"
             dep = Deployment.create(path, config.with_changes(horizon=steps))
-        step_times.append(time.perf_counter() - t0)
+        step_times[done] = time.perf_counter() - t0
         done += 1
         if done % every == 0 or done == steps:
             gc.collect()  # count live memory only (numpy/scipy leave collectable cycles behind)
@@ -130,7 +131,7 @@ def soak(directory: Path, steps: int, every: int, use_tracemalloc: bool, seconds
         tracemalloc.stop()
     status = dep.status_dict()
     dep.close()
-    ms = [x * 1000 for x in step_times]
+    ms = (step_times[:done] * 1000).tolist()
     return {
         "directory_filesystem": filesystem_of(directory),
         "steps": done,
