@@ -116,7 +116,7 @@ def _formula_params(name):
             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.POSITIONAL_ONLY)]
 
 
-@_settings(300)
+@_settings(200)
 @given(name=st.sampled_from(FORMULAS), data=st.data())
 def test_formulas_with_hostile_arguments(name, data):
     params = _formula_params(name)
@@ -206,7 +206,7 @@ def _pipeline(config: GTMConfig) -> None:
     real_or_typed(typed(plan.claimed_loss, 1, True))
 
 
-@_settings(250)
+@_settings(200)
 @given(d=hostile_config_dict())
 def test_config_from_dict_and_plan(d):
     config = typed(GTMConfig.from_dict, d)
@@ -348,7 +348,7 @@ def _rng():
     return np.random.default_rng(0)
 
 
-@_settings(200)
+@_settings(150)
 @given(which=st.sampled_from(["GTM", "init", "step", "as_sign", "bernoulli", "purified", "negated",
                               "run", "run_reference", "default_rng"]),
        pos=st.integers(0, 8), v=hostile_value)
@@ -509,7 +509,7 @@ def test_every_verb_is_in_the_campaign():
     CASES["verbs_with_config_fuzzing"] = len(known & set(_verbs()))
 
 
-@_settings(150)
+@_settings(100)
 @given(f=hostile_config_file(), steps=st.sampled_from([None, "1", "0", "-1", "1,x", "", "1e3", "99999999999", "1,,2"]),
        json_to=st.sampled_from(["ok", "ok", "missing_dir", "is_dir", "under_file", "proc"]))
 def test_cli_plan(f, steps, json_to):
