@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pytest
 
-from gtm_core import GTMConfig
+from gtm_core import GTMConfig, make_plan
 from gtm_core import deployment as D
 from gtm_core.deployment import CommandMechanism, Deployment
 from gtm_core.errors import (
@@ -448,3 +448,42 @@ def test_deployment_with_command_mechanism_and_timeout(state):
         assert time.monotonic() - t0 < 10
         assert hung._proc is None  # killed
     _assert_failed_on_disk(state, "mechanism_timeout", 2)
+
+
+# -- the budget-exceed probability is the planner's --------------------------------------------
+
+
+def _budget_exceed_count(plan, sp, budget, n, seed):
+    """Phase 1 of the deployment's step (GTM._draw_count, the code the deployment runs) n times."""
+    from gtm_core.reference import GTM
+
+    rng = np.random.default_rng(seed)
+    exceeded = 0
+    for _ in range(n):
+        g = GTM(rng)
+        g.init(plan.tau1, plan.mu1)
+        try:
+            g._draw_count(sp.eps_t, sp.tau2, sp.rho, sp.s, budget)
+        except EvaluationBudgetExceeded:
+            exceeded += 1
+    return exceeded
+
+
+def _binomial_upper_test(k, n, p, alpha):
+    """One-sided exact test of H0: rate <= p. True = H0 rejected at level alpha."""
+    from scipy import stats
+
+    return stats.binom.sf(k - 1, n, p) < alpha
+
+
+def test_budget_exceed_rate_is_within_the_planner_bound_with_power_companion():
+    """alpha = 1e-3, seed 8, n = 20000 draws at step 1 with evaluation_budget_factor = 1 (the
+    planner's bound is 4.4e-3 there, so the test has room to fail). Power companion: enforcing
+    70% of the budget against the same claimed bound is rejected."""
+    plan = make_plan(config().with_changes(evaluation_budget_factor=1.0))
+    sp = plan.step(1)
+    n, alpha = 20000, 1e-3
+    k = _budget_exceed_count(plan, sp, sp.evaluation_budget, n, seed=8)
+    assert not _binomial_upper_test(k, n, sp.budget_exceed_probability, alpha), (k, sp.budget_exceed_probability)
+    k_broken = _budget_exceed_count(plan, sp, int(0.7 * sp.evaluation_budget), n, seed=9)
+    assert _binomial_upper_test(k_broken, n, sp.budget_exceed_probability, alpha), k_broken
