@@ -856,10 +856,10 @@ class Deployment:
         try:
             k = _evaluate(fed, data, n, time_limit, abort if callable(abort) else None)
         except (_Timeout, MechanismTimeout):
-            self._fail(t, "mechanism_timeout", f"the mechanism exceeded its time limit of {time_limit:g} s")
-            raise MechanismError(
-                f"step {t}: the mechanism exceeded its time limit of {time_limit:g} s; "
-                "the deployment is now failed"
+            limit = "its time limit" if time_limit is None else f"its time limit of {time_limit:g} s"
+            self._fail(t, "mechanism_timeout", f"the mechanism exceeded {limit}")
+            raise MechanismTimeout(
+                f"step {t}: the mechanism exceeded {limit}; the deployment is now failed"
             ) from None
         except MechanismError as exc:
             self._fail(t, "mechanism_error", str(exc))

@@ -487,3 +487,11 @@ def test_budget_exceed_rate_is_within_the_planner_bound_with_power_companion():
     assert not _binomial_upper_test(k, n, sp.budget_exceed_probability, alpha), (k, sp.budget_exceed_probability)
     k_broken = _budget_exceed_count(plan, sp, int(0.7 * sp.evaluation_budget), n, seed=9)
     assert _binomial_upper_test(k_broken, n, sp.budget_exceed_probability, alpha), k_broken
+
+
+def test_command_mechanism_own_time_limit_without_a_step_limit(state):
+    with Deployment.create(state, config()) as dep:
+        hung = CommandMechanism(_cmd("import time; time.sleep(60)"), step=1, time_limit=0.5)
+        with pytest.raises(MechanismError, match="time limit"):
+            dep.step(hung)  # no time_limit for the step: the command's own limit fires
+    _assert_failed_on_disk(state, "mechanism_timeout", 1)
