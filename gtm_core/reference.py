@@ -75,6 +75,8 @@ def _count_positive(mechanism: Callable, data: Any, n: int) -> int:
     if callable(batch):
         try:
             out = batch(data, n)
+        except MechanismError:  # already typed (e.g. a command mechanism's timeout)
+            raise
         except Exception as exc:  # the mechanism's own failure
             raise MechanismError(f"mechanism.batch raised {type(exc).__name__}") from None
         arr = np.asarray(out)
