@@ -9,7 +9,8 @@ steps) through the full write-ahead protocol: two atomic, fsync'ed state writes 
 * Main run in ``--dir`` (default: a fresh directory in /dev/shm when it exists, else the
   system temporary directory). On tmpfs fsync is free, so this isolates the CPU overhead of
   the protocol (planning the step, sealing and writing the state) from the disk.
-* Durable run: ``--disk-steps`` steps in a directory next to the results file (a real disk),
+* Durable run: ``--disk-steps`` steps in ``--disk-dir`` (default: the system temporary
+  directory; its filesystem type is recorded),
   where each step pays two fsync'ed renames plus a directory fsync.
 * Traced run: ``--traced-steps`` steps with tracemalloc on (it slows every allocation down, so
   the main run does without it).
@@ -181,6 +182,7 @@ def main(argv=None):
     ap.add_argument("--every", type=int, default=10_000)
     ap.add_argument("--dir", default=None, help="directory for the main run (default: /dev/shm if present)")
     ap.add_argument("--disk-steps", type=int, default=300)
+    ap.add_argument("--disk-dir", default=None, help="directory on a real disk for the durable run (default: system temp)")
     ap.add_argument("--baseline-steps", type=int, default=2000)
     ap.add_argument("--traced-steps", type=int, default=10_000, help="steps of the tracemalloc run (0: skip)")
     ap.add_argument("--seconds", type=float, default=None, help="stop the main run after this many seconds")
@@ -192,7 +194,7 @@ def main(argv=None):
     out.parent.mkdir(parents=True, exist_ok=True)
     base_dir = Path(args.dir) if args.dir else (Path("/dev/shm") if Path("/dev/shm").is_dir() else None)
     main_dir = Path(tempfile.mkdtemp(prefix="gtm-soak-", dir=base_dir))
-    disk_dir = Path(tempfile.mkdtemp(prefix=".gtm-soak-disk-", dir=out.parent))
+    disk_dir = Path(tempfile.mkdtemp(prefix="gtm-soak-disk-", dir=args.disk_dir))
     try:
         result = {"benchmark": "soak", "machine": machine_info(),
                   "command": "python -m benchmarks.bench_soak " + " ".join(sys.argv[1:] if argv is None else argv)}

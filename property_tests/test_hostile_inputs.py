@@ -24,6 +24,7 @@ import inspect
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -49,6 +50,22 @@ from gtm_core.errors import GTMError, MechanismError, StateError
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES: collections.Counter = collections.Counter()
+_SCRATCH = Path(tempfile.mkdtemp(prefix="gtm-hostile-"))
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _in_scratch_directory():
+    """Hostile relative paths (a state or --json path "x", "-1", ...) must land in a scratch
+    directory, never in the repository; everything is removed afterwards."""
+    old = os.getcwd()
+    cwd = _SCRATCH / "cwd"
+    cwd.mkdir(exist_ok=True)
+    os.chdir(cwd)
+    try:
+        yield
+    finally:
+        os.chdir(old)
+        shutil.rmtree(_SCRATCH, ignore_errors=True)
 
 
 def _settings(n):
@@ -439,7 +456,8 @@ def test_deployment_create_and_open(arg, v):
                 o.close()
 
 
-_STEP_DIR = tempfile.mkdtemp(prefix="gtm-hostile-")
+_STEP_DIR = str(_SCRATCH / "step")
+os.makedirs(_STEP_DIR, exist_ok=True)
 
 
 @_settings(60)
@@ -549,7 +567,8 @@ def test_cli_deploy_init(f, seed, state_to):
             assert state_to == "ok" and out.exists()
 
 
-_CLI_STATE_DIR = Path(tempfile.mkdtemp(prefix="gtm-hostile-cli-"))
+_CLI_STATE_DIR = _SCRATCH / "cli"
+_CLI_STATE_DIR.mkdir(exist_ok=True)
 
 
 def _cli_state() -> Path:
