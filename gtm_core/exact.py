@@ -815,7 +815,8 @@ def _integrate_certified(f, evals, tau1, edges, n, bits, rel_tol, max_panels):
                 if not all(e.is_finite() for e in best):
                     best = [arb(0, (abs(v) + 1).upper()) for v in pv]  # hopeless panel: trivial bound
                     best = [e.upper() for e in best]
-                done.append([v + arb(0, e) for v, e in zip(pv, best)])
+                with _prec(bits):
+                    done.append([v + arb(0, e) for v, e in zip(pv, best)])
             else:
                 mid = (a + b) / 2
                 nxt.extend([(a, mid), (mid, b)])

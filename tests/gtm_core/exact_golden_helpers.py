@@ -1,0 +1,105 @@
+"""Independent reference for the exact engine: direct nested quadrature (no Pareto closed form).
+
+C_t = int f1(x) prod_{i<=t} [ int f2_i(y) g_i(s_i (mu1 - x + y)) dy ] dx,
+H_t = int f1(x) prod_{i<t} [...] [ int f2_t(y) (1 - g_t(...)) dy ] dx,
+with g_i from Lemma 15(1): the Poisson CDF F(c; lambda(z) r) = Q(c+1, lambda(z) r)
+(s=+1) or its complement (s=-1), evaluated with mpmath.gammainc.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mpmath
+
+
+@dataclass(frozen=True)
+class ManualStep:
+    t: int
+    s: int
+    c: int
+    rho: float
+    eps_t: float
+    tau2: float
+
+
+@dataclass(frozen=True)
+class ManualPlan:
+    """A duck-typed plan with hand-picked small parameters (fast nested quadrature)."""
+
+    tau1: float
+    mu1: float
+    steps_: tuple[ManualStep, ...]
+
+    @property
+    def horizon(self) -> int:
+        return len(self.steps_)
+
+    def step(self, t: int) -> ManualStep:
+        return self.steps_[t - 1]
+
+    def claimed_loss(self, t: int, halted: bool) -> float:
+        return 1 / self.tau1 + (2 / self.step(t).tau2 if halted else 0.0)
+
+
+GOLDEN_PLAN = ManualPlan(
+    tau1=1.5,
+    mu1=2.25,
+    steps_=(
+        ManualStep(1, 1, 3, 9.5, 0.5, 2.0),
+        ManualStep(2, -1, 4, 7.25, 0.375, 2.5),
+        ManualStep(3, 1, 2, 6.0, 0.625, 1.75),
+    ),
+)
+GOLDEN_P1 = ["0.3"]
+GOLDEN_P3 = ["0.3", "0.625", "0.125"]
+
+
+def nested_quadrature(plan, p, dps: int = 40):
+    """[(halt_t, cont_t) for t = 1..T] by direct nested mpmath quadrature."""
+    with mpmath.workdps(dps + 10):
+        tau1, mu1 = mpmath.mpf(plan.tau1), mpmath.mpf(plan.mu1)
+        T = len(p)
+        ps = [mpmath.mpf(v) for v in p]
+
+        def inner(i, x):
+            st = plan.step(i + 1)
+            s, c = st.s, st.c
+            r = ps[i] if s == 1 else 1 - ps[i]
+            rho, eps, tau2 = mpmath.mpf(st.rho), mpmath.mpf(st.eps_t), mpmath.mpf(st.tau2)
+
+            def g(y):
+                z = s * (mu1 - x + y)
+                m = rho * mpmath.exp(eps * z) * r
+                F = mpmath.gammainc(c + 1, m, mpmath.inf, regularized=True)
+                cont = F if s == 1 else 1 - F
+                return cont * mpmath.exp(-y / tau2) / tau2
+
+            # break points where the count mean crosses c
+            yb = x - mu1 + s * mpmath.log((c + 1) / (rho * r)) / eps
+            pts = [0] + ([yb] if yb > 0 else []) + [mpmath.inf]
+            cont = mpmath.quad(g, pts)
+            return cont, 1 - cont
+
+        def integrand(x, t, halted):
+            val = mpmath.exp(-x / tau1) / tau1
+            for i in range(t):
+                cont, halt = inner(i, x)
+                val *= halt if (halted and i == t - 1) else cont
+            return val
+
+        out = []
+        xb = [0]
+        for i in range(T):
+            st = plan.step(i + 1)
+            r = ps[i] if st.s == 1 else 1 - ps[i]
+            xt = st.s * (mpmath.log(mpmath.mpf(st.rho) * r) + st.s * mpmath.mpf(st.eps_t) * mu1
+                         - mpmath.log(st.c + 1)) / mpmath.mpf(st.eps_t)
+            if xt > 0:
+                xb.append(xt)
+        xb = sorted(xb) + [mpmath.inf]
+        for t in range(1, T + 1):
+            h = mpmath.quad(lambda x: integrand(x, t, True), xb)
+            c = mpmath.quad(lambda x: integrand(x, t, False), xb)
+            out.append((+h, +c))
+        return out
