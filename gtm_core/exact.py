@@ -166,7 +166,11 @@ def _lower_reg_int(c1: int, z: arb, bits: int) -> arb:
     return _lower_gamma_scaled(arb(c1), z, bits, regularized=True)
 
 
-def _lower_gamma_scaled(s: arb, z: arb, bits: int, regularized: bool) -> arb:
+def _lower_gamma_scaled(s, z: arb, bits: int, regularized: bool) -> arb:
+    """``s`` may be an arb or a zero-argument callable returning s at the current precision
+    (needed when s is not exact: Gamma(s) - Gamma(s, z) amplifies the radius of s)."""
+    s_fn = s if callable(s) else (lambda: s)
+    s = s_fn()
     sf, zf = float(s.mid()), float(z.mid())
     if zf >= sf:
         guard = 10
@@ -175,6 +179,7 @@ def _lower_gamma_scaled(s: arb, z: arb, bits: int, regularized: bool) -> arb:
         guard = int(sf * (r - 1 - math.log(r)) / math.log(2)) + 10 if r > 0 else 10**9
     if guard <= 400:
         with _prec(bits + guard):
+            s = s_fn()
             if regularized:
                 return 1 - z.gamma_upper(s, regularized=1)
             return s.gamma() - z.gamma_upper(s)
@@ -261,10 +266,15 @@ class _StepEval:
                     self.lnA = None
                 else:
                     self.lnA = (self.rho * self.r).log() + self.s * self.eps * mu1
+                self.tau2_exact = to_arb(tau2)
                 if self.s == 1:
                     self.shape = arb(self.c + 1) - self.sigma
                 else:
                     self.shape = arb(self.c + 1) + self.sigma
+
+    def shape_now(self) -> arb:
+        """c+1 -+ sigma recomputed at the current working precision (eps, tau2 are exact)."""
+        return arb(self.c + 1) - self.s * (1 / (self.eps * self.tau2_exact))
 
     def transition_x(self) -> float | None:
         """x where the count mean equals c (a break point for the quadrature)."""
@@ -303,7 +313,7 @@ class _StepEval:
             return cont, 1 - cont
         lb = self.lnA + self.eps * x
         b = lb.exp()
-        tail = (-sigma * lb - self.lnfac).exp() * _lower_gamma(self.shape, b, bits)
+        tail = (-sigma * lb - self.lnfac).exp() * _lower_gamma_scaled(self.shape_now, b, bits, False)
         if b > c + 1:
             halt = b.gamma_upper(c + 1, regularized=1) + tail
             return 1 - halt, halt
@@ -745,14 +755,14 @@ def _ellipse_abs_bounds(ev: _StepEval, xl: float, xr: float, Y: float) -> tuple[
         k = cs ** (-max(float(shape.mid()) - 1, 0.0)) if float(shape.mid()) > 1 else arb(1)
         G1 = k * (m_lo * cs).gamma_upper(shape)
         if shape > 0:
-            G2 = shape.gamma() + cs ** (-shape) * _lower_gamma(shape, m_hi * cs, bits)
+            G2 = shape.gamma() + cs ** (-shape) * _lower_gamma_scaled(ev.shape_now, m_hi * cs, bits, False)
             G = _min(G1, G2)
         else:
             G = G1
         tail = (sigma * m_hi.log() - lnfac).exp() * G
         return Qabs + tail, Pabs + tail
     # s = -1: |b^{-sigma} gamma(shape, b)| / c!
-    g1 = cs ** (-shape) * _lower_gamma(shape, m_hi * cs, bits)
+    g1 = cs ** (-shape) * _lower_gamma_scaled(ev.shape_now, m_hi * cs, bits, False)
     g2 = shape.gamma() + cs ** (-(shape - 1)) * (m_lo * cs).gamma_upper(shape)
     g = _min(g1, g2)
     tail = (-sigma * m_lo.log() - lnfac).exp() * g

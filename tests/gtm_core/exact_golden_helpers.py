@@ -2,8 +2,9 @@
 
 C_t = int f1(x) prod_{i<=t} [ int f2_i(y) g_i(s_i (mu1 - x + y)) dy ] dx,
 H_t = int f1(x) prod_{i<t} [...] [ int f2_t(y) (1 - g_t(...)) dy ] dx,
-with g_i from Lemma 15(1): the Poisson CDF F(c; lambda(z) r) = Q(c+1, lambda(z) r)
-(s=+1) or its complement (s=-1), evaluated with mpmath.gammainc.
+with g_i from Lemma 15(1): the Poisson CDF F(c; lambda(z) r) (s=+1) or its complement
+(s=-1), evaluated as the finite sum e^{-m} sum_{k<=c} m^k/k! (small c on purpose).
+Each inner integral over eta_2 is an mpmath tanh-sinh quadrature (cached per node).
 """
 
 from __future__ import annotations
@@ -62,7 +63,23 @@ def nested_quadrature(plan, p, dps: int = 40):
         T = len(p)
         ps = [mpmath.mpf(v) for v in p]
 
+        cache: dict = {}
+
+        def poisson_cdf(c, m):
+            term = mpmath.exp(-m)
+            total = term
+            for k in range(1, c + 1):
+                term = term * m / k
+                total += term
+            return total
+
         def inner(i, x):
+            key = (i, x)
+            if key not in cache:
+                cache[key] = inner_uncached(i, x)
+            return cache[key]
+
+        def inner_uncached(i, x):
             st = plan.step(i + 1)
             s, c = st.s, st.c
             r = ps[i] if s == 1 else 1 - ps[i]
@@ -71,7 +88,7 @@ def nested_quadrature(plan, p, dps: int = 40):
             def g(y):
                 z = s * (mu1 - x + y)
                 m = rho * mpmath.exp(eps * z) * r
-                F = mpmath.gammainc(c + 1, m, mpmath.inf, regularized=True)
+                F = poisson_cdf(c, m)  # = Q(c+1, m), the Poisson CDF as a finite sum
                 cont = F if s == 1 else 1 - F
                 return cont * mpmath.exp(-y / tau2) / tau2
 
