@@ -1,0 +1,391 @@
+"""The reference GTM: Algorithm 1, as literal as the paper, and a driver that runs it from a Plan.
+
+``GTM.init(tau1, mu1)`` draws the shared noise eta_1 ~ Exp(tau1) once.
+``GTM.step(M_t, X_t, eps_t, tau2_t, c_t, rho_t, s_t)`` draws eta_{2,t} ~ Exp(tau2_t), forms
+Z_t = s_t (mu_1 - eta_1 + eta_{2,t}), lambda_t = rho_t exp(eps_t Z_t), draws N_t ~ Po(lambda_t),
+evaluates the mechanism N_t times, counts the +1 outputs K_t, and returns
+a_t = s_t (halt) if s_t (K_t - c_t - 1/2) > 0, else a_t = -s_t (continue).
+
+Policy for astronomically large lambda_t (unlucky noise: w_t = e^{eps_t eta_2} is Pareto,
+Lemma 12): every step has an evaluation budget. If N_t would exceed it, the step raises
+:class:`EvaluationBudgetExceeded` *before evaluating the mechanism at all*, and the GTM enters
+a terminal failed state. The decision "N_t > budget" depends only on the noise, never on the
+data, so refusing reveals nothing about X_t; but the run must not be retried with fresh
+noise (a retry is a second, unaccounted draw of the randomness the privacy proof charges for
+once). The planner reports an upper bound on Pr[N_t > budget] per step
+(:attr:`StepPlan.budget_exceed_probability`).
+
+Secrets - eta_1, eta_{2,t}, Z_t, lambda_t, N_t, K_t - are held in private attributes and never
+appear in ``repr``/``str`` or in error messages.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+from scipy import special
+
+from .errors import (
+    EvaluationBudgetExceeded,
+    HaltedError,
+    InvalidParameter,
+    MechanismError,
+)
+from .planners import Plan, StepPlan
+from .validation import check_direction, check_nonnegative, check_nonnegative_int, check_positive
+
+# numpy's Poisson sampler refuses means above ~9.2e18; far below that we switch to an exact
+# two-stage draw (is N_t within the budget? if so, draw N_t from the truncated law).
+_DIRECT_POISSON_MAX = 1e15
+
+
+def as_sign(value: Any) -> int:
+    """Mechanism output -> +1/-1. Accepts +1/-1 (ints, numpy ints) and booleans (True = +1)."""
+    if isinstance(value, (bool, np.bool_)):
+        return 1 if value else -1
+    if isinstance(value, numbers.Integral) and int(value) in (1, -1):
+        return int(value)
+    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
+        if value == 1.0 or value == -1.0:
+            return int(value)
+    raise MechanismError(
+        f"mechanism returned a value of type {type(value).__name__} that is not +1/-1 or a bool"
+    )
+
+
+def _count_positive(mechanism: Callable, data: Any, n: int) -> int:
+    """Evaluate the mechanism n times on data; return the number of +1 outputs.
+
+    A mechanism may offer ``batch(data, n)`` returning n outputs at once (same law as n
+    independent calls); outputs are validated either way.
+    """
+    if n == 0:
+        return 0
+    batch = getattr(mechanism, "batch", None)
+    if callable(batch):
+        try:
+            out = batch(data, n)
+        except Exception as exc:  # the mechanism's own failure
+            raise MechanismError(f"mechanism.batch raised {type(exc).__name__}") from None
+        arr = np.asarray(out)
+        if arr.shape != (n,):
+            raise MechanismError(f"mechanism.batch returned shape {arr.shape}, expected ({n},)")
+        if arr.dtype == np.bool_:
+            return int(arr.sum())
+        if not np.issubdtype(arr.dtype, np.number) or not np.all((arr == 1) | (arr == -1)):
+            raise MechanismError("mechanism.batch returned values that are not +1/-1 or booleans")
+        return int((arr == 1).sum())
+    k = 0
+    for _ in range(n):
+        try:
+            y = mechanism(data)
+        except MechanismError:
+            raise
+        except Exception as exc:
+            raise MechanismError(f"mechanism raised {type(exc).__name__}") from None
+        if as_sign(y) == 1:
+            k += 1
+    return k
+
+
+def _draw_poisson_within_budget(rng: np.random.Generator, lam: float, budget: int | None) -> int | None:
+    """Draw N ~ Po(lam); return None if N > budget (budget None = unlimited)."""
+    if lam < _DIRECT_POISSON_MAX:
+        n = int(rng.poisson(lam))
+        return None if budget is not None and n > budget else n
+    if budget is None:
+        raise EvaluationBudgetExceeded("lambda_t is too large to sample and no budget is set")
+    # Pr[N <= budget] = Q(budget + 1, lam) (regularised upper incomplete gamma)
+    cdf = float(special.gammaincc(budget + 1, lam)) if np.isfinite(lam) else 0.0
+    u = rng.random()
+    if u >= cdf:
+        return None
+    # conditional on N <= budget: inversion on the (tiny) truncated law, computed in log space
+    ks = np.arange(budget + 1)
+    logp = ks * math.log(lam) - lam - special.gammaln(ks + 1)
+    logp -= logp.max()
+    p = np.exp(logp)
+    return int(rng.choice(ks, p=p / p.sum()))
+
+
+class GTM:
+    """Algorithm 1, literally: ``init`` then ``step`` until it halts."""
+
+    def __init__(self, rng: np.random.Generator):
+        if not isinstance(rng, np.random.Generator):
+            raise InvalidParameter(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+        self._rng = rng
+        self._eta1: float | None = None
+        self._mu1: float | None = None
+        self.halted = False
+        self.failed = False
+        self.steps_taken = 0
+
+    def __repr__(self) -> str:
+        state = "failed" if self.failed else "halted" if self.halted else "running"
+        return f"GTM(steps_taken={self.steps_taken}, state={state})"
+
+    __str__ = __repr__
+
+    @property
+    def initialized(self) -> bool:
+        return self._eta1 is not None
+
+    def init(self, tau1: float, mu1: float) -> None:
+        """GTM.Init(tau1, mu1): draw eta_1 ~ Exp(tau1) once and store it with mu1."""
+        if self.initialized:
+            raise HaltedError("GTM.init was already called: eta_1 must be drawn exactly once")
+        tau1 = check_positive("tau1", tau1)
+        self._mu1 = check_positive("mu1", mu1)
+        self._eta1 = float(self._rng.exponential(tau1))
+
+    def step(
+        self,
+        mechanism: Callable,
+        data: Any,
+        eps_t: float,
+        tau2: float,
+        c: int,
+        rho: float,
+        s: int,
+        *,
+        evaluation_budget: int | None = None,
+    ) -> int:
+        """GTM.Step(M_t, X_t, eps_t, tau2_t, c_t, rho_t, s_t) -> a_t in {-s_t, s_t}; a_t = s_t halts."""
+        if not self.initialized:
+            raise HaltedError("GTM.step called before GTM.init")
+        if self.failed:
+            raise HaltedError("the GTM is in its terminal failed state; no further steps")
+        if self.halted:
+            raise HaltedError("the GTM has halted; no further steps")
+        eps_t = check_nonnegative("eps_t", eps_t)
+        c = check_nonnegative_int("c", c)
+        rho = check_positive("rho", rho)
+        s = check_direction("s", s)
+        if not (isinstance(tau2, numbers.Real) and (tau2 > 0)):
+            raise InvalidParameter(f"tau2 must be > 0, got {tau2!r}")
+        if math.isinf(tau2) and eps_t > 0:
+            raise InvalidParameter("tau2 = inf is only allowed when eps_t = 0")
+        if evaluation_budget is not None:
+            evaluation_budget = check_nonnegative_int("evaluation_budget", evaluation_budget)
+        if not callable(mechanism):
+            raise MechanismError(f"mechanism must be callable, got {type(mechanism).__name__}")
+
+        eta2 = 0.0 if math.isinf(tau2) else float(self._rng.exponential(tau2))
+        z = s * (self._mu1 - self._eta1 + eta2)
+        exponent = eps_t * z
+        lam = rho * math.exp(exponent) if exponent < 700.0 else math.inf
+        n = _draw_poisson_within_budget(self._rng, lam, evaluation_budget)
+        self.steps_taken += 1
+        if n is None:
+            self.failed = True
+            raise EvaluationBudgetExceeded(
+                f"step {self.steps_taken} needs more than its evaluation budget of "
+                f"{evaluation_budget} evaluations; the GTM is now in its terminal failed state"
+            )
+        try:
+            k = _count_positive(mechanism, data, n)
+        except MechanismError:
+            self.failed = True
+            raise
+        if s * (k - c - 0.5) > 0:
+            self.halted = True
+            return s
+        return -s
+
+
+# ---------------------------------------------------------------------------
+# mechanisms and wrappers
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class BernoulliMechanism:
+    """M(X) = +1 with probability p (ignores X). ``batch`` draws n outputs at once."""
+
+    p: float
+    rng: np.random.Generator = field(repr=False, default_factory=np.random.default_rng)
+
+    def __post_init__(self):
+        if not (0 <= self.p <= 1) or math.isnan(self.p):
+            raise InvalidParameter(f"p must be in [0, 1], got {self.p!r}")
+
+    def __call__(self, data=None) -> int:
+        return 1 if self.rng.random() < self.p else -1
+
+    def batch(self, data, n: int) -> np.ndarray:
+        return self.rng.random(n) < self.p
+
+
+class Negated:
+    """-M: the flipped variant's input (success probability 1 - p)."""
+
+    def __init__(self, mechanism: Callable):
+        self.mechanism = mechanism
+        inner = getattr(mechanism, "batch", None)
+        if callable(inner):
+            self.batch = lambda data, n: _negate_batch(inner(data, n))
+
+    def __call__(self, data=None) -> int:
+        return -as_sign(self.mechanism(data))
+
+    def __repr__(self) -> str:
+        return f"Negated({self.mechanism!r})"
+
+
+def _negate_batch(out) -> np.ndarray:
+    arr = np.asarray(out)
+    if arr.dtype == np.bool_:
+        return ~arr
+    return -arr
+
+
+class Purified:
+    """Lemma 24: pass M's output through a binary symmetric channel with crossover phi.
+
+    If M is (eps, delta)-DP and phi = delta / (e^eps - 1 + 2 delta), the result is eps-DP
+    (Lemma 24(3)); its success probability is (1 - 2 phi) p + phi.
+    """
+
+    def __init__(self, mechanism: Callable, phi: float, rng: np.random.Generator):
+        if not (0 <= phi <= 0.5):
+            raise InvalidParameter(f"phi must be in [0, 1/2], got {phi!r}")
+        self.mechanism, self.phi, self._rng = mechanism, float(phi), rng
+        inner = getattr(mechanism, "batch", None)
+        if callable(inner):
+            self.batch = self._batch_from(inner)
+
+    def __call__(self, data=None) -> int:
+        a = as_sign(self.mechanism(data))
+        return -a if self._rng.random() < self.phi else a
+
+    def _batch_from(self, inner):
+        def batch(data, n):
+            arr = np.asarray(inner(data, n))
+            signs = np.where(arr, 1, -1) if arr.dtype == np.bool_ else arr
+            flip = self._rng.random(n) < self.phi
+            return np.where(flip, -signs, signs)
+
+        return batch
+
+    def __repr__(self) -> str:
+        return f"Purified({self.mechanism!r}, phi={self.phi!r})"
+
+
+# ---------------------------------------------------------------------------
+# driver
+# ---------------------------------------------------------------------------
+
+
+def default_rng(seed: int | None = None) -> tuple[np.random.Generator, bool]:
+    """(generator, seeded). Without a seed the generator is seeded from the operating system."""
+    if seed is None:
+        return np.random.default_rng(np.random.SeedSequence()), False
+    return np.random.default_rng(seed), True
+
+
+NOT_FOR_DEPLOYMENT = "seeded generator: not for deployment"
+
+
+class GTMRun:
+    """Drives the reference GTM from a :class:`Plan`: step t uses ``plan.step(t)``.
+
+    Public record: ``transcript`` (the outputs a_t as +1/-1 in the *original* orientation:
+    +1 = halted, -1 = continued) and ``halted_at``. Evaluation counts N_t are recorded but are
+    sensitive (they reveal the noise): read them with :meth:`evaluation_counts`.
+    """
+
+    def __init__(self, plan: Plan, rng: np.random.Generator | None = None, *, seed: int | None = None):
+        if not isinstance(plan, Plan):
+            raise InvalidParameter(f"plan must be a gtm_core Plan, got {type(plan).__name__}")
+        if rng is not None and seed is not None:
+            raise InvalidParameter("pass either rng or seed, not both")
+        if rng is None:
+            rng, self.seeded = default_rng(seed)
+        else:
+            self.seeded = True  # a caller-supplied generator is treated as reproducible
+        self.plan = plan
+        self._rng = rng
+        self._gtm = GTM(rng)
+        self._gtm.init(plan.tau1, plan.mu1)
+        self.transcript: list[int] = []
+        self._evaluations: list[int] = []
+        self.halted_at: int | None = None
+
+    def __repr__(self) -> str:
+        note = f", {NOT_FOR_DEPLOYMENT}" if self.seeded else ""
+        return (
+            f"GTMRun(parameterization={self.plan.parameterization!r}, steps={len(self.transcript)}, "
+            f"halted_at={self.halted_at}, failed={self.failed}{note})"
+        )
+
+    __str__ = __repr__
+
+    @property
+    def t(self) -> int:
+        """Index of the next step (1-based)."""
+        return len(self.transcript) + 1
+
+    @property
+    def halted(self) -> bool:
+        return self._gtm.halted
+
+    @property
+    def failed(self) -> bool:
+        return self._gtm.failed
+
+    def evaluation_counts(self) -> list[int]:
+        """The N_t of every completed step (sensitive: do not publish)."""
+        return list(self._evaluations)
+
+    def step(self, mechanism: Callable, data: Any = None) -> bool:
+        """Run the next step on mechanism M_t (an eps_t-DP map data -> +1/-1). Returns True on halt."""
+        sp: StepPlan = self.plan.step(self.t)
+        mech = mechanism
+        if sp.delta_t > 0:
+            mech = Purified(mech, sp.phi, self._rng)
+        if sp.s == -1:
+            mech = Negated(mech)
+        counter = _CountingMechanism(mech)
+        a = self._gtm.step(
+            counter, data, sp.eps_t, sp.tau2, sp.c, sp.rho, sp.s,
+            evaluation_budget=sp.evaluation_budget,
+        )
+        self._evaluations.append(counter.count)
+        halted = a == sp.s
+        self.transcript.append(1 if halted else -1)
+        if halted:
+            self.halted_at = sp.t
+        return halted
+
+
+class _CountingMechanism:
+    def __init__(self, mechanism):
+        self.mechanism, self.count = mechanism, 0
+        inner = getattr(mechanism, "batch", None)
+        if callable(inner):
+            def batch(data, n):
+                self.count += n
+                return inner(data, n)
+
+            self.batch = batch
+
+    def __call__(self, data=None):
+        self.count += 1
+        return self.mechanism(data)
+
+
+def run_reference(plan: Plan, p, rng: np.random.Generator) -> tuple[int, int]:
+    """One run of the reference GTM on a Bernoulli stream p[0..T-1]: (halting step or 0, evaluations)."""
+    run = GTMRun(plan, rng)
+    total = 0
+    for t, pt in enumerate(p, start=1):
+        halted = run.step(BernoulliMechanism(float(pt), rng))
+        total += run.evaluation_counts()[-1]
+        if halted:
+            return t, total
+    return 0, total

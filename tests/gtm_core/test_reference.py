@@ -1,0 +1,167 @@
+"""Algorithm 1 as written: init once, step semantics, halting, refusals and typed errors."""
+
+import math
+
+import numpy as np
+import pytest
+
+from gtm_core import GTMConfig, make_plan
+from gtm_core.errors import (
+    EvaluationBudgetExceeded,
+    HaltedError,
+    InvalidParameter,
+    MechanismError,
+)
+from gtm_core.reference import (
+    GTM,
+    BernoulliMechanism,
+    GTMRun,
+    Negated,
+    Purified,
+    as_sign,
+    run_reference,
+)
+
+
+def plan(**stream):
+    s = {"eps_t": 0.1, "p_star": 0.5, "horizon": 20}
+    s.update(stream)
+    return make_plan(GTMConfig.from_dict(
+        {"gtm": {"epsilon": 1.0, "theta": 1.0, "gamma": 1.5, "beta": 0.05}, "stream": s}))
+
+
+def test_init_draws_once_and_refuses_twice():
+    g = GTM(np.random.default_rng(0))
+    g.init(3.0, 10.0)
+    with pytest.raises(HaltedError, match="exactly once"):
+        g.init(3.0, 10.0)
+
+
+def test_step_before_init_is_refused():
+    with pytest.raises(HaltedError):
+        GTM(np.random.default_rng(0)).step(lambda x: 1, None, 0.1, 3.0, 5, 10.0, 1)
+
+
+def test_direct_step_halts_on_certain_success_and_then_refuses():
+    g = GTM(np.random.default_rng(1))
+    g.init(3.0, 10.0)
+    # p = 1, rho = 1000 >> c: K = N >= c+1 with overwhelming probability -> a_t = s = +1
+    assert g.step(lambda x: 1, None, 0.1, 3.0, 5, 1000.0, 1) == 1
+    assert g.halted
+    with pytest.raises(HaltedError):
+        g.step(lambda x: 1, None, 0.1, 3.0, 5, 1000.0, 1)
+
+
+def test_direct_step_continues_on_certain_failure():
+    g = GTM(np.random.default_rng(1))
+    g.init(3.0, 10.0)
+    assert g.step(lambda x: -1, None, 0.1, 3.0, 5, 1000.0, 1) == -1  # K = 0 <= c
+    assert not g.halted
+
+
+def test_below_threshold_step_halts_when_few_successes():
+    g = GTM(np.random.default_rng(2))
+    g.init(3.0, 10.0)
+    assert g.step(lambda x: False, None, 0.1, 3.0, 5, 1000.0, -1) == -1  # K = 0 <= c -> a = s = -1
+    assert g.halted
+
+
+def test_eps_zero_means_lambda_equals_rho():
+    # with eps_t = 0 the count is Po(rho) whatever the noise: K ~ Po(rho p); rho=0.5, p=1, c=0
+    rng = np.random.default_rng(3)
+    halts = 0
+    n = 4000
+    for _ in range(n):
+        g = GTM(rng)
+        g.init(3.0, 10.0)
+        halts += g.step(lambda x: 1, None, 0.0, math.inf, 0, 0.5, 1) == 1
+    p = 1 - math.exp(-0.5)  # Pr[Po(0.5) >= 1]
+    assert abs(halts / n - p) < 5 * math.sqrt(p * (1 - p) / n)
+
+
+@pytest.mark.parametrize("value", [0, 2, "1", None, 0.5, [1]])
+def test_non_sign_outputs_are_typed_errors_and_fail_the_gtm(value):
+    g = GTM(np.random.default_rng(4))
+    g.init(3.0, 10.0)
+    with pytest.raises(MechanismError):
+        g.step(lambda x: value, None, 0.1, 3.0, 5, 100.0, 1)
+    assert g.failed
+    with pytest.raises(HaltedError):
+        g.step(lambda x: 1, None, 0.1, 3.0, 5, 100.0, 1)
+
+
+def test_mechanism_exception_becomes_mechanism_error():
+    def boom(x):
+        raise RuntimeError("secret data 12345")
+
+    g = GTM(np.random.default_rng(4))
+    g.init(3.0, 10.0)
+    with pytest.raises(MechanismError) as info:
+        g.step(boom, None, 0.1, 3.0, 5, 100.0, 1)
+    assert "12345" not in str(info.value)
+
+
+def test_accepts_bools_and_numpy_values():
+    assert as_sign(True) == 1 and as_sign(np.bool_(False)) == -1
+    assert as_sign(np.int64(-1)) == -1 and as_sign(1.0) == 1
+
+
+def test_evaluation_budget_refuses_before_evaluating():
+    calls = []
+    g = GTM(np.random.default_rng(5))
+    g.init(3.0, 10.0)
+    with pytest.raises(EvaluationBudgetExceeded):
+        g.step(lambda x: calls.append(1) or 1, None, 0.1, 3.0, 5, 1e6, 1, evaluation_budget=10)
+    assert calls == [] and g.failed
+
+
+def test_astronomical_lambda_is_handled_by_the_budget():
+    g = GTM(np.random.default_rng(6))
+    g.init(3.0, 10.0)
+    with pytest.raises(EvaluationBudgetExceeded):
+        g.step(lambda x: 1, None, 50.0, 3.0, 5, 1e3, 1, evaluation_budget=1000)
+
+
+def test_repr_hides_secrets():
+    run = GTMRun(plan(), seed=123)
+    eta1 = run._gtm._eta1
+    text = repr(run) + str(run) + repr(run._gtm)
+    assert repr(eta1) not in text and f"{eta1:.6g}" not in text
+    assert "not for deployment" in repr(run)
+
+
+def test_unseeded_run_is_not_marked_seeded():
+    assert not GTMRun(plan()).seeded
+
+
+def test_run_records_transcript_and_refuses_after_halt():
+    run = GTMRun(plan(), seed=7)
+    assert run.step(BernoulliMechanism(1.0, np.random.default_rng(0))) is True
+    assert run.transcript == [1] and run.halted_at == 1
+    assert len(run.evaluation_counts()) == 1
+    with pytest.raises(HaltedError):
+        run.step(BernoulliMechanism(1.0, np.random.default_rng(0)))
+
+
+def test_flipped_run_halts_when_p_is_high():
+    p = plan(eps_t=0.01, p_star=0.95)
+    assert p.step(1).s == -1
+    halted = [run_reference(p, [0.999], np.random.default_rng(i))[0] for i in range(20)]
+    assert halted == [1] * 20
+    never = [run_reference(p, [0.5], np.random.default_rng(i))[0] for i in range(20)]
+    assert never == [0] * 20
+
+
+def test_wrappers():
+    rng = np.random.default_rng(0)
+    assert Negated(lambda x: 1)(None) == -1
+    m = Purified(BernoulliMechanism(1.0, rng), 0.25, rng)
+    out = m.batch(None, 40000)
+    assert abs((out == 1).mean() - 0.75) < 0.01
+    with pytest.raises(InvalidParameter):
+        Purified(lambda x: 1, 0.6, rng)
+
+
+def test_rng_type_checked():
+    with pytest.raises(InvalidParameter):
+        GTM(rng=42)
