@@ -368,7 +368,12 @@ def step_models(plan, p: Sequence[Any]) -> list[StepModel]:
     models = []
     for t, pt in enumerate(ps, start=1):
         sp = plan.step(t)
-        r = pt if sp.s == 1 else 1 - pt
+        q = pt
+        if float(getattr(sp, "delta_t", 0.0) or 0.0) > 0:
+            # purification (Lemma 24 (13)): the GTM is fed p~ = (1 - 2 phi) p + phi
+            phi = to_arb(sp.phi)
+            q = (1 - 2 * phi) * pt + phi
+        r = q if sp.s == 1 else 1 - q
         models.append(StepModel(t=t, s=sp.s, c=int(sp.c), rho=sp.rho, eps=sp.eps_t, tau2=sp.tau2, r=r))
     return models
 
