@@ -271,6 +271,7 @@ class _StepEval:
                     self.shape = arb(self.c + 1) - self.sigma
                 else:
                     self.shape = arb(self.c + 1) + self.sigma
+                    self.lg_shape = self.shape.lgamma()
 
     def shape_now(self) -> arb:
         """c+1 -+ sigma recomputed at the current working precision (eps, tau2 are exact)."""
@@ -313,7 +314,8 @@ class _StepEval:
             return cont, 1 - cont
         lb = self.lnA + self.eps * x
         b = lb.exp()
-        tail = (-sigma * lb - self.lnfac).exp() * _lower_gamma_scaled(self.shape_now, b, bits, False)
+        # b^{-sigma} gamma(c+1+sigma, b) / c! = b^{-sigma} (Gamma(shape)/c!) P(shape, b)
+        tail = (-sigma * lb + self.lg_shape - self.lnfac).exp() * _lower_gamma_scaled(self.shape_now, b, bits, True)
         if b > c + 1:
             halt = b.gamma_upper(c + 1, regularized=1) + tail
             return 1 - halt, halt
@@ -674,7 +676,7 @@ def _integrate_estimated(f, edges, n, bits, rel_tol, max_panels):
         cur = [pv for (_, _, pv) in todo] + done
         m = len(cur[0])
         est = [sum(_mag(pv[j]) for pv in cur) for j in range(m)]
-        if f.floor is None and rounds >= 2:
+        if f.floor is None and rounds >= 1:
             # skip steps whose running product is negligible for every later component
             f.floor = _skip_floors(est, bits)
         nxt = []
@@ -690,7 +692,7 @@ def _integrate_estimated(f, edges, n, bits, rel_tol, max_panels):
                 for j in range(m):
                     e = _mag(both[j] - pv[j])
                     errs.append(e)
-                    if e > tol * est[j] / 4 and e > 0:
+                    if e > tol * est[j] and e > 0:
                         ok = False
                 if ok or len(done) + len(nxt) > max_panels or float((hi - lo).mid()) < 1e-6:
                     done.append([b + arb(0, e) for b, e in zip(both, errs)])
