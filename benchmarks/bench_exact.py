@@ -8,6 +8,7 @@ machine inflates wall time but not these numbers):
   to >= 20 significant digits (dps=20), for a constant and a mixed stream;
 * certified mode (rigorous arb enclosures), T = 10, dps=20: time and the smallest number of
   certified significant digits (the reported widths);
+* exact per-step Type I / Type II probabilities and the exact rejection threshold vs p_bar;
 * the expected-evaluation ratio exact/theorem21 over gamma in {1.25, 1.5, 2},
   t in {1, 10, 100, 1000}, p* in {0.1, 0.5, 0.9} (beta = 0.05, eps = 1, theta = 1, eps_t = 0.1)
   plus the flipped example (p* = 0.95, eps_t = 0.01).
@@ -27,7 +28,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from benchmarks.machine import machine_info  # noqa: E402
 from gtm_core import GTMConfig, make_plan  # noqa: E402
-from gtm_core.exact import transcript_distribution  # noqa: E402
+from gtm_core.exact import exact_rejection_threshold, step_error_probabilities, transcript_distribution  # noqa: E402
 from gtm_core.exact_calibration import expected_evaluations  # noqa: E402
 
 
@@ -95,13 +96,39 @@ def ratio_grid() -> list[dict]:
     return rows
 
 
+def accuracy() -> list[dict]:
+    """Exact per-step Type I (at p_bar) / Type II (at p*) probabilities and the exact threshold."""
+    rows = []
+    for path in ("examples/default.toml", "examples/flipped.toml"):
+        plan = make_plan(GTMConfig.load(path))
+        for t in (1, 10, 100):
+            e = step_error_probabilities(plan, t, dps=15)
+            thr = exact_rejection_threshold(plan, t, dps=12)
+            rows.append(
+                {
+                    "config": path,
+                    "t": t,
+                    "s": plan.step(t).s,
+                    "type_I_at_p_bar": float(e["type_I"].value),
+                    "type_II_at_p_star": float(e["type_II"].value),
+                    "beta_I": e["beta_I"],
+                    "p_bar": thr["p_bar"],
+                    "p_exact": thr["p_exact"],
+                    "p_star": plan.step(t).p_star,
+                }
+            )
+            print(rows[-1], file=sys.stderr)
+    return rows
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="T=20 instead of 100 for the fast-mode figure")
     ap.add_argument("--out", default="benchmarks/results/exact.json")
     args = ap.parse_args(argv)
     start = time.process_time()
-    result = {"machine": machine_info(), "speed": speed(args.quick), "ratio_grid": ratio_grid()}
+    result = {"machine": machine_info(), "speed": speed(args.quick), "ratio_grid": ratio_grid(),
+              "accuracy": accuracy()}
     result["total_cpu_seconds"] = round(time.process_time() - start, 2)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
@@ -114,6 +141,10 @@ def main(argv=None):
         g = grid[i]
         cells = "  ".join(f"{r['c_theorem21']}->{r['c_exact']} {r['ratio']:.3f}" for r in grid[i:i + 4])
         print(f"  gamma={g['gamma']:<5} p*={g['p_star']:<5} eps_t={g['eps_t']:<5} s={g['s']:+d}  {cells}")
+    print("exact accuracy (Type I at p_bar, Type II at p*, exact threshold vs p_bar):")
+    for r in result["accuracy"]:
+        print(f"  {r['config']:<24} t={r['t']:<4} typeI={r['type_I_at_p_bar']:.3e} typeII={r['type_II_at_p_star']:.3e} "
+              f"beta_I={r['beta_I']:.3e}  p_bar={r['p_bar']:.6g}  p_exact={r['p_exact']:.6g}")
 
 
 if __name__ == "__main__":

@@ -995,7 +995,9 @@ def step_error_probabilities(plan, t: int, *, dps: int = 20) -> dict:
     Type I: Pr[halt at t] with p_t = p_bar_t (the paper's rejection threshold; halting
     probability increases in p_t, so this is the worst case below p_bar_t).
     Type II: Pr[continue at t] with p_t = p*_t (worst case above p*_t).
-    Both are for step t run on its own (its marginal over eta_1).
+    Both are for step t run on its own (its marginal over eta_1), so they include the
+    shared-noise failure (eta_1 > mu_1 etc., Pr[G^c] <= beta/2 by Lemma 19(1)) that the paper
+    charges once for all steps; compare with beta^I_t / beta^II_t plus that share.
     """
     sp = plan.step(t)
     t1 = _single_step_halt(plan, t, sp.p_bar, dps)
