@@ -330,7 +330,7 @@ class _StepEval:
         if tail_mag > 0 and lp < math.log(tail_mag) - (bits + 20) * math.log(2) and lp > -1e300:
             # the float test only chooses the path; the bound added is computed in arb
             with _prec(bits):
-                exact_ub = (c1 * a.log() - a - arb(c1).lgamma()).exp() / (1 - a / (c1 + 1))
+                exact_ub = (c1 * a.log() - a - arb(c1 + 1).lgamma()).exp() / (1 - a / (c1 + 1))
             return tail + arb(0, exact_ub.upper())
         return _lower_reg_int(c1, a, bits) + tail
 
@@ -829,11 +829,13 @@ def _integrate_certified(f, evals, tau1, edges, n, bits, rel_tol, max_panels):
                     best = errs
             ok = all(_mag(e) <= tol * est[j] / 4 for j, e in enumerate(best))
             if ok or len(done) + len(nxt) > max_panels or (b - a) < 1e-6:
-                if not all(e.is_finite() for e in best):
-                    best = [arb(0, (abs(v) + 1).upper()) for v in pv]  # hopeless panel: trivial bound
-                    best = [e.upper() for e in best]
                 with _prec(bits):
-                    done.append([v + arb(0, e) for v, e in zip(pv, best)])
+                    if not all(e.is_finite() for e in best):
+                        # no usable ellipse: every integrand lies in [0, f1(a)] on the panel
+                        top = (arb(b - a) * (-arb(a) / tau1).exp() / tau1).upper()
+                        done.append([arb(0, top) for _ in pv])
+                    else:
+                        done.append([v + arb(0, e) for v, e in zip(pv, best)])
             else:
                 mid = (a + b) / 2
                 nxt.extend([(a, mid), (mid, b)])

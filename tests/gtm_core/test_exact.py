@@ -219,3 +219,54 @@ def test_exact_rejection_threshold_is_above_paper_p_bar(plan):
     # at the bracket ends the Type I probability straddles the budget
     assert float(E._single_step_halt(plan, 1, lo, 12).value) <= r["budget"]
     assert float(E._single_step_halt(plan, 1, hi, 12).value) > r["budget"]
+
+
+# --- the certified mode's ellipse bounds hold at complex points ---------------------------
+
+
+def _complex_h(ev, x):
+    """h and 1 - h from the closed form at complex x (mpmath), principal branches (Re a > 0)."""
+    mp = mpmath.mp
+    s, c = ev.s, ev.c
+    sigma = mpmath.mpf(ev.sigma.mid().str(40, radius=False))
+    lnA = mpmath.mpf(ev.lnA.mid().str(40, radius=False))
+    eps = mpmath.mpf(ev.eps.mid().str(40, radius=False))
+    fac = mpmath.factorial(c)
+    if s == 1:
+        la = lnA - eps * x
+        a = mp.exp(la)
+        tail = mp.exp(sigma * la) * mpmath.gammainc(c + 1 - sigma, a) / fac
+        Q = mpmath.gammainc(c + 1, a) / fac
+        return Q - tail, 1 - Q + tail
+    lb = lnA + eps * x
+    b = mp.exp(lb)
+    tail = mp.exp(-sigma * lb) * mpmath.gammainc(c + 1 + sigma, 0, b) / fac
+    Q = mpmath.gammainc(c + 1, b) / fac
+    return 1 - Q - tail, Q + tail
+
+
+@pytest.mark.parametrize("path", ["examples/default.toml", "examples/flipped.toml"])
+@pytest.mark.parametrize(
+    "lo,hi,rho_e", [(0.0, 2.0, 1.5), (8.0, 10.0, 2.5), (9.0, 11.0, 7.0), (12.0, 18.0, 1.5), (30.0, 54.0, 1.5)]
+)
+def test_ellipse_bounds_dominate_the_analytic_continuation(path, lo, hi, rho_e):
+    """The certified mode's bounds on |h|, |1-h| over a Bernstein ellipse hold at points of the
+    ellipse (mpmath continuation).  Mutant check (done by hand): ignoring the argument of the
+    count mean (cos theta = 1) makes the (9, 11, 7) case fail: |Q(c+1, a)| ~ 3e4 there."""
+    pl = make_plan(GTMConfig.load(path))
+    bits = 120
+    with E._prec(bits):
+        ev = E._StepEval(E.step_models(pl, [0.3 if pl.step(1).s == 1 else 0.93])[0], E.to_arb(pl.mu1), bits)
+        L, mid = (hi - lo) / 2, (hi + lo) / 2
+        Y = L * (rho_e - 1 / rho_e) / 2
+        if float(ev.eps.mid()) * Y >= 1.2:
+            pytest.skip("ellipse too tall for this step")
+        a_semi = L * (rho_e + 1 / rho_e) / 2
+        hb, hh = E._ellipse_abs_bounds(ev, arb(mid - a_semi), arb(mid + a_semi), arb(Y))
+    with mpmath.workdps(40):
+        for k in range(12):
+            phi = 2 * math.pi * k / 12
+            z = mpmath.mpc(mid + a_semi * math.cos(phi), Y * math.sin(phi))
+            cont, halt = _complex_h(ev, z)
+            assert abs(cont) <= mpmath.mpf(hb.upper().str(30, radius=False))
+            assert abs(halt) <= mpmath.mpf(hh.upper().str(30, radius=False))
