@@ -26,6 +26,7 @@ Errata found while implementing (see each class):
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -89,6 +90,12 @@ def _laplace_expectation(g, scale: float, center: float = 0.0, points=(), width:
         val, _ = integrate.quad(lambda x: g(x) * dens(x), a, b, limit=200, epsabs=1e-13, epsrel=1e-10)
         total += val
     return total
+
+
+@functools.lru_cache(maxsize=100_000)
+def _beta_t(t: int, beta: float) -> float:
+    """Definition 7(2): beta_t = omega_t beta (the anytime allocation GTM uses, reused for the peers)."""
+    return float(F.step_failure_probability(t, beta))
 
 
 def _laplace_cdf(x, scale):
@@ -256,7 +263,7 @@ class LiuTalwar:
         summed exactly when N p (1-p) <= 1e4, else by 60-point Gauss-Hermite on its normal approximation)."""
         p = _check_prob("p", p)
         b = self.threshold_noise_scale
-        x = np.linspace(-40 * b, 40 * b, 8001)
+        x = np.linspace(-40 * b, 40 * b, 4001)
         dens = np.exp(-np.abs(x) / b) / (2 * b)
         cont = self._continue_probability(x, p) ** T
         return float(1 - integrate.simpson(cont * dens, x=x))
@@ -531,7 +538,7 @@ class ThresholdSelectTester:
             raise InvalidParameter(f"eps_0 must be in (0, 1], got {self.eps_0!r}")
 
     def xi(self, t: int) -> float:
-        beta_t = float(F.step_failure_probability(t, self.beta))
+        beta_t = _beta_t(t, self.beta)
         return min(1.0, beta_t * self.p_star / (2 * (1 - self.p_star) * (1 + self.eps_0 / 2)))
 
     def iterations(self, t: int) -> int:
@@ -545,8 +552,7 @@ class ThresholdSelectTester:
                 "requires": "eps_0 in (0, 1]", "source": "Lemma 34 (p_bar derived by union bound)"}
 
     def claimed_p_bar(self, t: int) -> float:
-        beta_t = float(F.step_failure_probability(t, self.beta))
-        return self.xi(t) * beta_t / 2
+        return self.xi(t) * _beta_t(t, self.beta) / 2
 
     def claimed_halt_threshold(self, t: int) -> float:
         return self.p_star
@@ -580,7 +586,12 @@ class ThresholdSelectTester:
 
     def false_halt_probability(self, p: float, T: int) -> float:
         p = _check_prob("p", p)
-        log_cont = sum(math.log1p(-min(self.step_success_probability(p, t), 1.0 - 1e-300)) for t in range(1, T + 1))
+        log_cont = 0.0
+        for t in range(1, T + 1):
+            s = self.step_success_probability(p, t)
+            if s >= 1:
+                return 1.0
+            log_cont += math.log1p(-s)
         return -math.expm1(log_cont)
 
     def first_step_halt_probability(self, p: float) -> float:
