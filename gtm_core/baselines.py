@@ -249,10 +249,12 @@ class LiuTalwar:
             w = w / w.sum()
             p_hat = np.clip(p + math.sqrt(p * (1 - p) / N) * z, 0.0, 1.0)
         else:
-            dist = stats.binom(int(N), p)
-            lo, hi = int(dist.ppf(1e-14)), int(dist.isf(1e-14)) + 1
-            k = np.arange(max(lo, 0), min(hi, int(N)) + 1)
-            w = dist.pmf(k)
+            # support: mean +- 12 sd (+ a margin for tiny means); pmf in log space
+            m = N * p
+            sd = math.sqrt(max(m * (1 - p), 0.0))
+            lo, hi = max(0, int(m - 12 * sd - 10)), min(int(N), int(math.ceil(m + 12 * sd + 40)))
+            k = np.arange(lo, hi + 1)
+            w = np.exp(stats.binom.logpmf(k, int(N), p))
             w = w / w.sum()
             p_hat = k / N
         lp = self.log_phi(p_hat)
