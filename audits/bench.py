@@ -74,6 +74,7 @@ class BenchSettings:
     lt_delta: float = 1e-6  # Liu-Talwar's delta (approximate DP)
     seed: int = 20261130
     use_exact: bool = True
+    exact_max_T: int = 10   # exact engine for T <= this (~1.5 s per curve point at T=10, ~9 s at T=100)
 
     @classmethod
     def quick(cls, **kw):
@@ -101,7 +102,8 @@ def quantile_interval(sorted_x: np.ndarray, q: float, confidence: float = CONFID
     return float(sorted_x[max(lo_rank - 1, 0)]), float(sorted_x[min(hi_rank, n - 1)])
 
 
-def solve_monotone(fn: Callable[[float], float], target: float, lo: float = 1e-40, hi: float = 1 - 1e-12) -> float:
+def solve_monotone(fn: Callable[[float], float], target: float, lo: float = 1e-40, hi: float = 1 - 1e-12,
+                   xtol: float = 1e-5) -> float:
     """Largest p in [lo, hi] with fn(p) <= target for a non-decreasing fn (Brent on log p).
 
     Returns hi when fn(hi) <= target and lo when fn(lo) > target."""
@@ -110,7 +112,7 @@ def solve_monotone(fn: Callable[[float], float], target: float, lo: float = 1e-4
     if fn(lo) > target:
         return lo
     g = lambda x: fn(math.exp(x)) - target  # noqa: E731
-    x = optimize.brentq(g, math.log(lo), math.log(hi), xtol=1e-5, rtol=1e-7, maxiter=200)
+    x = optimize.brentq(g, math.log(lo), math.log(hi), xtol=xtol, rtol=1e-7, maxiter=200)
     # make it a certified "within target" point of the (deterministic) curve
     p = math.exp(x)
     while fn(p) > target and p > lo:
@@ -158,17 +160,22 @@ def exact_planner_available() -> bool:
 
 
 def _exact_false_halt_fn(plan, T: int):
-    """The exact engine's Pr[halt within T] on a constant stream, if gtm_core.exact offers it."""
+    """Pr[halt within T] on a constant stream from the exact engine (gtm_core.exact), if it is there.
+
+    Uses ``transcript_distribution(plan, p, dps=...)``: 1 - Pr[continue through T]."""
     if importlib.util.find_spec("gtm_core.exact") is None:
         return None
     try:
         mod = importlib.import_module("gtm_core.exact")
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - a broken optional module is reported as unavailable
         return None
-    fn = getattr(mod, "false_halt_probability", None)
+    fn = getattr(mod, "transcript_distribution", None)
     if fn is None:
         return None
-    return lambda p: float(fn(plan, p, T))
+    return lambda p: 1.0 - float(fn(plan, [p] * T, dps=EXACT_DPS).cont[-1].value)
+
+
+EXACT_DPS = 6        # digits asked of the exact engine (the bisection needs far fewer)
 
 
 @dataclass
@@ -240,10 +247,14 @@ def _gtm_row(variant: str, epsilon, eps_1, p_star, T, settings, rng) -> dict:
     R = samples.R
     p_bar = float(min(R[k], 1.0)) if k < R.size else 1.0
     lo, hi = quantile_interval(R, beta)
-    exact_fn = _exact_false_halt_fn(plan, T) if settings.use_exact else None
+    exact_fn = _exact_false_halt_fn(plan, T) if settings.use_exact and T <= settings.exact_max_T else None
     if exact_fn is not None:
-        row["p_bar"] = solve_monotone(exact_fn, beta)
-        row["method"] = "exact engine"
+        # bracket from the simulation's interval, then Brent on the exact curve
+        a, b = max(min(lo, 1.0) * 0.7, 1e-300), min(max(hi, lo) * 1.3, 1 - 1e-12)
+        if not (exact_fn(a) <= beta < exact_fn(b)):
+            a, b = 1e-40, 1 - 1e-12
+        row["p_bar"] = solve_monotone(exact_fn, beta, lo=a, hi=b, xtol=1e-3)
+        row["method"] = f"exact engine ({EXACT_DPS} digits)"
         row["p_bar_sim"] = p_bar
     else:
         row["p_bar"] = p_bar

@@ -30,9 +30,11 @@ from .cli_common import UsageFailure, _jsonable, check_writable, guard, parse_fl
 @click.option("--p-star", "p_star", default=None, help="override the p* grid (comma-separated)")
 @click.option("--T", "horizons", default=None, help="override the T grid (comma-separated)")
 @click.option("--seed", type=int, default=20261130, show_default=True)
+@click.option("--exact-max-T", "exact_max_t", type=int, default=10, show_default=True,
+              help="use the exact engine (when installed) for GTM cells with T <= this; simulation beyond")
 @click.option("--no-plots", is_flag=True, help="skip the PNG plots")
 @guard
-def command(quick, out_dir, json_path, seconds, epsilon, ratio, p_star, horizons, seed, no_plots):
+def command(quick, out_dir, json_path, seconds, epsilon, ratio, p_star, horizons, seed, exact_max_t, no_plots):
     """Side-by-side accuracy / sample-complexity table of GTM and its peers (Table 1 of the paper)."""
     json_out = check_writable(json_path)
     out = Path(out_dir)
@@ -50,7 +52,7 @@ def command(quick, out_dir, json_path, seconds, epsilon, ratio, p_star, horizons
     if horizons:
         grid["T"] = parse_int_list(horizons, "--T")
     _validate_grid(grid)
-    settings = BenchSettings.quick(seed=seed) if quick else BenchSettings(seed=seed)
+    settings = (BenchSettings.quick if quick else BenchSettings)(seed=seed, exact_max_T=exact_max_t)
     out.mkdir(parents=True, exist_ok=True)
     check_writable(out / "bench.json", "--out")
 

@@ -123,3 +123,33 @@ def test_one_cell_end_to_end():
     md = markdown_report(result)
     assert "gtm-theorem21" in md and "Theorem 31" in md
     assert result["checks"]["table1"]["comparisons"] == 3
+
+
+def test_exact_engine_adapter_is_used_when_present(monkeypatch):
+    """Wiring of the exact-engine hook: a stand-in module whose false-halt curve is F(p) = p."""
+    import importlib.util
+    import sys
+    import types
+
+    from audits import bench
+
+    class _P:
+        def __init__(self, v):
+            self.value = v
+
+    class _D:
+        def __init__(self, p):
+            self.cont = (_P(1 - p[0]),)
+
+    fake = types.ModuleType("gtm_core.exact")
+    fake.transcript_distribution = lambda plan, p, dps: _D(p)
+    monkeypatch.setitem(sys.modules, "gtm_core.exact", fake)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: object() if name == "gtm_core.exact" else real(name, *a))
+    settings = BenchSettings(n_gtm=2000, n_eval=100, exact_max_T=10)
+    row = bench._gtm_row("theorem21", 1.0, 0.1, 0.5, 10, settings, np.random.default_rng(0))
+    assert row["method"].startswith("exact engine")
+    assert row["p_bar"] == pytest.approx(0.05, rel=1e-3) and row["p_bar"] <= 0.05
+    row20 = bench._gtm_row("theorem21", 1.0, 0.1, 0.5, 20, settings, np.random.default_rng(0))
+    assert row20["method"].startswith("simulation")  # T above exact_max_T
