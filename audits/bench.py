@@ -417,6 +417,7 @@ def checks(result: dict) -> dict:
                    "theorem21_wins": sum(c["theorem21_at_least_peer"] for c in comparable),
                    "best_gtm_wins": sum(c["best_gtm_at_least_peer"] for c in comparable),
                    "comparisons": len(comparable),
+                   "theorem21_claim_wins": sum(c["claimed_theorem21_at_least_peer_claim"] for c in comparable),
                    "losses": [c for c in comparable if not c["best_gtm_at_least_peer"]]},
         "median_cell_exact_vs_theorem21": median,
         "theorem31_ratios": ratios,
@@ -462,6 +463,8 @@ def markdown_report(result: dict) -> str:
     lines += ["## Done-when checks", "",
               f"* Table 1 (GTM p_bar >= every comparable peer's, equal eps and beta): theorem21 wins "
               f"{t1['theorem21_wins']}/{t1['comparisons']}, best GTM variant wins {t1['best_gtm_wins']}/{t1['comparisons']}."]
+    lines.append(f"* Claimed thresholds (each mechanism's own statement): theorem21's claimed p_bar >= the peer's claimed "
+                 f"p_bar in {t1['theorem21_claim_wins']}/{t1['comparisons']} comparisons.")
     for c in t1["losses"]:
         lines.append(f"  * not held at {c['cell']} vs {c['peer']}: best GTM ({c['best_gtm']}) p_bar "
                      f"{_fmt(c['best_gtm_p_bar'], 4)} < {_fmt(c['peer_p_bar'], 4)} "
