@@ -362,13 +362,18 @@ def run_grid(grid: dict, settings: BenchSettings, *, seconds: float | None = Non
         if seconds is not None and time.perf_counter() - t0 > seconds:
             stopped = True
             break
-        cell = run_cell(e, r, ps, T, settings, rng)
+        try:
+            cell = run_cell(e, r, ps, T, settings, rng)
+        except Exception as exc:  # noqa: BLE001 - one failing cell must not lose a long run; reported, exit 1
+            cell = {"epsilon": e, "ratio": r, "eps_1": e * r, "beta": settings.beta, "p_star": ps, "T": T,
+                    "error": f"{type(exc).__name__}: {exc}".splitlines()[0], "rows": [], "seconds": 0.0}
         out.append(cell)
         if progress:
             progress(i, len(cells), cell)
     result = {"grid": grid, "settings": settings.__dict__, "cells": out,
               "complete": not stopped, "cells_total": len(cells), "seconds": time.perf_counter() - t0,
               "gtm_variants": gtm_variants(settings)}
+    result["errors"] = [{"cell": _cell_key(c), "error": c["error"]} for c in out if "error" in c]
     result["checks"] = checks(result)
     return result
 
@@ -381,7 +386,8 @@ def _row(cell, name):
 
 
 def checks(result: dict) -> dict:
-    """Done-when checks of issue 6, computed from the measured rows."""
+    """Done-when checks of issue 6, computed from the measured rows (cells that failed are skipped)."""
+    result = {**result, "cells": [c for c in result["cells"] if "error" not in c]}
     table1 = []
     for cell in result["cells"]:
         g21 = _row(cell, "gtm-theorem21")
@@ -489,7 +495,12 @@ def markdown_report(result: dict) -> str:
                  f"{len(ck['claims_hold']['rows']) - len(v)}/{len(ck['claims_hold']['rows'])} hold"
                  + ("" if not v else "; violations: " + "; ".join(f"{c['mechanism']} at {c['cell']}" for c in v)))
     lines.append("")
+    for e in result.get("errors", []):
+        lines.append(f"* **cell failed**: {e['cell']}: {e['error']}")
+    lines.append("")
     for cell in result["cells"]:
+        if "error" in cell:
+            continue
         lines += [f"## {_cell_key(cell)}", "",
                   f"Floors: Corollary 30 p_bar <= {_fmt(cell['corollary30_p_bar_ceiling'], 4)} "
                   f"(Lambda_0 = {_fmt(cell['corollary30_Lambda0'], 4)}); Theorem 31 E[N_t] >= "
@@ -518,7 +529,7 @@ def write_plots(result: dict, out_dir) -> list[str]:
     import matplotlib.pyplot as plt
     from pathlib import Path
 
-    cells = result["cells"]
+    cells = [c for c in result["cells"] if "error" not in c]
     if not cells:
         return []
     eps_vals = sorted({c["epsilon"] for c in cells})

@@ -17,7 +17,7 @@ from pathlib import Path
 import click
 
 from .bench import FULL_GRID, QUICK_GRID, BenchSettings, markdown_report, run_grid, write_plots
-from .cli_common import UsageFailure, _jsonable, check_writable, guard, parse_float_list, parse_int_list, write_atomic, write_json
+from .cli_common import EXIT_CHECK_FAILED, UsageFailure, _jsonable, check_writable, guard, parse_float_list, parse_int_list, write_atomic, write_json
 
 
 @click.command()
@@ -75,6 +75,9 @@ def command(quick, out_dir, json_path, seconds, epsilon, ratio, p_star, horizons
     click.echo(f"{len(result['cells'])}/{result['cells_total']} cells in {result['seconds']:.0f} s; "
                f"GTM p_bar >= comparable peer's in {ck['best_gtm_wins']}/{ck['comparisons']} comparisons "
                f"(theorem21 alone {ck['theorem21_wins']}); report {out / 'bench.md'}")
+    if result["errors"]:
+        click.echo(f"gtm: {len(result['errors'])} cell(s) failed, see the report", err=True)
+        raise SystemExit(EXIT_CHECK_FAILED)
 
 
 def _validate_grid(grid):

@@ -244,10 +244,19 @@ class LiuTalwar:
         """Pr[no halt at one step | nu] = E_{p_hat}[F_xi(nu + ln Phi(p*) - ln Phi(p_hat))]."""
         a = nu + float(self.log_phi(self.p_star))
         N, b = self.N, self.step_noise_scale
-        if N * p * (1 - p) > 1e4 or N >= 2**62:
+        if N * p * (1 - p) > 1e4:
             z, w = np.polynomial.hermite_e.hermegauss(60)
             w = w / w.sum()
             p_hat = np.clip(p + math.sqrt(p * (1 - p) / N) * z, 0.0, 1.0)
+        elif N > 1e9:
+            # N p (1-p) <= 1e4 with N > 1e9 forces p <= 1e-5 (or 1-p <= 1e-5): Binomial(N, p) is Poisson(N p)
+            # up to a relative error O(p) (Le Cam); scipy's binomial pmf is unreliable at such N
+            small = min(p, 1 - p)
+            m = N * small
+            k = np.arange(max(0, int(m - 12 * math.sqrt(m) - 10)), int(math.ceil(m + 12 * math.sqrt(m) + 40)) + 1)
+            w = stats.poisson.pmf(k, m)
+            w = w / w.sum()
+            p_hat = k / N if small == p else 1 - k / N
         else:
             # support: mean +- 12 sd (+ a margin for tiny means); pmf in log space
             m = N * p
@@ -262,7 +271,8 @@ class LiuTalwar:
 
     def false_halt_probability(self, p: float, T: int) -> float:
         """1 - E_nu[(Pr[continue | nu])^T] on the constant stream p (exact given nu; the binomial p_hat is
-        summed exactly when N p (1-p) <= 1e4, else by 60-point Gauss-Hermite on its normal approximation)."""
+        summed exactly when N p (1-p) <= 1e4 and N <= 1e9, as Poisson(N p) when N > 1e9, else by 60-point
+        Gauss-Hermite on its normal approximation)."""
         p = _check_prob("p", p)
         b = self.threshold_noise_scale
         x = np.linspace(-40 * b, 40 * b, 4001)
