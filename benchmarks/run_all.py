@@ -8,6 +8,7 @@
 * prove     - wall time of `gtm prove`, if the verb exists                   -> results/cli_prove.json
 * audit     - wall time of `gtm audit` on benchmarks/targets/gtm_target.py, if the verb exists
 * bench     - wall time of `gtm bench --quick`                                -> results/cli_bench.json
+* soak      - benchmarks/bench_soak.py (persisted deployment overhead), if it exists
 
 A component whose script or verb is not present is recorded as "not available" (the hook stays).
 Every result carries machine information (benchmarks/machine.py).
@@ -28,7 +29,7 @@ from benchmarks.machine import machine_info
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "results"
-COMPONENTS = ["simulator", "peers", "exact", "prove", "audit", "bench"]
+COMPONENTS = ["simulator", "peers", "exact", "prove", "audit", "bench", "soak"]
 
 
 def _run(name: str, argv: list[str], timeout: float) -> dict:
@@ -91,11 +92,16 @@ def main(argv=None):
                 rec = _run(comp, [py, "-m", "audits.cli", "audit", "--target", target, "--epsilon", "1",
                                   "--eps-t", "0.1", "--seconds", str(max(args.seconds, 5)), "--seed", "1",
                                   "--json", str(RESULTS / "audit_run.json")], args.timeout)
+        elif comp == "soak":
+            if not (ROOT / "benchmarks" / "bench_soak.py").exists():
+                rec = {"component": comp, "available": False, "note": "benchmarks/bench_soak.py not present"}
+            else:
+                rec = _run(comp, [py, "-m", "benchmarks.bench_soak", "--seconds", str(args.seconds * 3)], args.timeout)
         else:  # bench
             rec = _run(comp, [py, "-m", "audits.cli", "bench", "--quick", "--out", str(RESULTS / "bench-quick"),
                               "--json", str(RESULTS / "bench_quick.json")], args.timeout)
         rec.setdefault("available", True)
-        if comp in ("prove", "audit", "bench", "exact"):
+        if comp in ("prove", "audit", "bench", "exact", "soak"):
             (RESULTS / f"cli_{comp}.json").write_text(json.dumps(rec, indent=2) + "\n")
         records.append(rec)
     write_summary(records)
@@ -141,7 +147,7 @@ def _headline(comp, rec):
     tail = [ln for ln in rec.get("stdout_tail", []) if ln.strip()]
     if comp == "bench" and tail:
         return tail[-1]
-    if comp in ("prove", "audit", "exact") and tail:
+    if comp in ("prove", "audit", "exact", "soak") and tail:
         return tail[-1][:160]
     return "see below"
 
