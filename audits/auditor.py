@@ -1,0 +1,401 @@
+"""The statistical DP auditor.
+
+``audit(target, epsilon=..., eps_t=..., seconds=...)`` searches neighbouring Bernoulli streams
+(:mod:`audits.search`), compares halting-time distributions on events (:mod:`audits.events`) and
+reports, at the stated confidence, a lower bound on the deployment's privacy loss
+(:mod:`audits.statistics`). The verdict is ``violation`` when the bound exceeds the claimed
+epsilon, else ``no-violation-found``.
+
+Two phases, on disjoint samples:
+
+1. *Selection* (a share of the budget): successive halving over the candidate pairs - every
+   surviving pair is sampled more, ranked by the bound the final phase would report, the best
+   quarter survive, and the best few are refined (:func:`audits.search.refine`). The output is one
+   pre-registered witness: a pair, an event and a direction.
+2. *Estimation*: fresh samples of the witness pair only (their number fixed before sampling, from
+   the measured throughput and the remaining budget), one-sided Clopper-Pearson bounds at alpha/2
+   on each side. Only this single hypothesis is tested, so no further multiplicity correction is
+   needed and the bound holds at the stated confidence overall.
+
+The engine (:func:`run_audit`) is generic over an :class:`AuditProblem` - the GTM problem here,
+the Sparse Vector problems of :mod:`audits.svt` - so the same statistics audit both.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Sequence
+
+import numpy as np
+
+from gtm_core.errors import InvalidParameter
+
+from . import search as S
+from .events import EventSpace, codes_histogram, halting_events
+from .statistics import cp_lower, cp_upper, event_estimates, projected_lower_bound
+from .targets import Target
+
+VIOLATION, NO_VIOLATION = "violation", "no-violation-found"
+
+
+class AuditProblem(Protocol):
+    """What the engine needs to know about the audited mechanism."""
+
+    def initial_candidates(self) -> list: ...
+    def refine(self, candidate, rng: np.random.Generator) -> list: ...
+    def inputs(self, candidate) -> tuple[Any, Any]: ...  # hashable inputs (A, B)
+    def events(self, candidate) -> EventSpace: ...
+    def sample_codes(self, inp, n: int, seed: int) -> np.ndarray: ...
+    def describe_input(self, inp) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Witness:
+    """The pre-registered (pair, event, direction) and its final-phase estimates."""
+
+    input_a: Any
+    input_b: Any
+    event: str
+    family: str
+    count_a: int
+    n_a: int
+    count_b: int
+    n_b: int
+    probability_a: float
+    probability_a_lower: float
+    probability_b: float
+    probability_b_upper: float
+
+    def to_dict(self) -> dict:
+        return {
+            "p": self.input_a,
+            "p_prime": self.input_b,
+            "event": self.event,
+            "family": self.family,
+            "probability": {"estimate": self.probability_a, "lower": self.probability_a_lower,
+                            "count": self.count_a, "n": self.n_a},
+            "probability_prime": {"estimate": self.probability_b, "upper": self.probability_b_upper,
+                                  "count": self.count_b, "n": self.n_b},
+        }
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """Outcome of an audit (scipy-style result object)."""
+
+    verdict: str
+    epsilon_claimed: float
+    epsilon_lower_bound: float
+    confidence: float
+    witness: Witness | None
+    samples: int
+    seconds: float
+    seed: int
+    target: str
+    per_event: list = field(default_factory=list)
+    search: dict = field(default_factory=dict)
+    method: str = ""
+
+    @property
+    def violation(self) -> bool:
+        return self.verdict == VIOLATION
+
+    def to_dict(self) -> dict:
+        return {
+            "verdict": self.verdict,
+            "epsilon_claimed": self.epsilon_claimed,
+            "epsilon_lower_bound": self.epsilon_lower_bound,
+            "confidence": self.confidence,
+            "witness": None if self.witness is None else self.witness.to_dict(),
+            "samples": self.samples,
+            "seconds": self.seconds,
+            "seed": self.seed,
+            "target": self.target,
+            "per_event": [e.to_dict() for e in self.per_event],
+            "search": self.search,
+            "method": self.method,
+        }
+
+    def __repr__(self) -> str:
+        return (f"AuditResult(verdict={self.verdict!r}, epsilon_claimed={self.epsilon_claimed:g}, "
+                f"epsilon_lower_bound={self.epsilon_lower_bound:.4f}, confidence={self.confidence:g}, "
+                f"samples={self.samples}, seconds={self.seconds:.1f})")
+
+
+# ---------------------------------------------------------------------------
+# the GTM problem
+# ---------------------------------------------------------------------------
+
+
+class GTMProblem:
+    """Neighbouring Bernoulli streams for a GTM target; outputs are halting times."""
+
+    def __init__(self, target: Target, eps_t, *, max_T: int = 50, oracle_plan=None, extra_candidates=()):
+        self.target, self.eps_t = target, eps_t
+        limit = target.max_T if target.max_T is not None else max_T
+        self.max_T = int(min(max_T, limit))
+        self.oracle_plan = oracle_plan
+        self.extra = list(extra_candidates)
+        self._events: dict[int, EventSpace] = {}
+
+    def initial_candidates(self):
+        cands = S.initial_candidates(self.eps_t, self.max_T)
+        if self.oracle_plan is not None:
+            cands = S.oracle_candidates(self.oracle_plan, self.eps_t, self.max_T) + cands
+        return self.extra + cands
+
+    def refine(self, candidate, rng):
+        return S.refine(candidate, self.eps_t, self.max_T, rng)
+
+    def inputs(self, candidate):
+        return candidate.p, candidate.p_prime
+
+    def events(self, candidate):
+        T = candidate.T
+        if T not in self._events:
+            self._events[T] = halting_events(T)
+        return self._events[T]
+
+    def sample_codes(self, inp, n, seed):
+        return self.target.sample(list(inp), int(n), int(seed)).halt
+
+    def cost(self, inp) -> float:
+        return float(len(inp))
+
+    def describe_input(self, inp):
+        return [float(x) for x in inp]
+
+
+# ---------------------------------------------------------------------------
+# the engine
+# ---------------------------------------------------------------------------
+
+
+class _Clock:
+    def __init__(self, seconds: float | None):
+        self.start = time.monotonic()
+        self.seconds = seconds
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.start
+
+    def left(self) -> float:
+        return math.inf if self.seconds is None else self.seconds - self.elapsed()
+
+
+class _Seeds:
+    """Deterministic per-request seeds derived from the audit seed and a request counter."""
+
+    def __init__(self, seed: int):
+        self.seed, self.i = int(seed), 0
+
+    def next(self) -> int:
+        self.i += 1
+        return int(np.random.SeedSequence([self.seed, self.i]).generate_state(1)[0])
+
+
+class _Progress:
+    def __init__(self, enabled: bool, total: float | None):
+        self.enabled = enabled
+        self._p = None
+        if enabled:
+            from rich.console import Console
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self._p = Progress(TextColumn("[bold]audit[/bold] {task.description}"), BarColumn(),
+                               TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+            self._p.start()
+            self._task = self._p.add_task("selection", total=total or 1.0)
+
+    def update(self, done: float, text: str):
+        if self._p is not None:
+            self._p.update(self._task, completed=done, description=text)
+
+    def close(self):
+        if self._p is not None:
+            self._p.stop()
+
+
+def run_audit(
+    problem,
+    *,
+    epsilon: float,
+    seconds: float | None = 60.0,
+    max_samples: int | None = None,
+    seed: int = 0,
+    confidence: float = 0.95,
+    progress: bool = True,
+    selection_share: float = 0.5,
+    n0: int = 1000,
+    target_name: str = "target",
+) -> AuditResult:
+    """Generic two-phase audit (see the module docstring)."""
+    if not (0 < confidence < 1):
+        raise InvalidParameter(f"confidence must be in (0, 1), got {confidence!r}")
+    if not (epsilon >= 0 and math.isfinite(epsilon)):
+        raise InvalidParameter(f"epsilon must be a finite number >= 0, got {epsilon!r}")
+    if seconds is None and max_samples is None:
+        raise InvalidParameter("give a time budget (seconds) or a sample budget (max_samples)")
+    if seconds is not None and not seconds > 0:
+        raise InvalidParameter(f"seconds must be > 0, got {seconds!r}")
+    if max_samples is not None and max_samples < 4 * n0:
+        raise InvalidParameter(f"max_samples must be >= {4 * n0}, got {max_samples!r}")
+    alpha = 1 - confidence
+    clock = _Clock(seconds)
+    seeds = _Seeds(seed)
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0xA0D17]))
+    bar = _Progress(progress, seconds if seconds is not None else float(max_samples))
+
+    hist: dict[Any, np.ndarray] = {}
+    nsel: dict[Any, int] = {}
+    samples = 0
+    sample_seconds = 0.0
+
+    def budget_used() -> float:
+        parts = []
+        if seconds is not None:
+            parts.append(clock.elapsed() / seconds)
+        if max_samples is not None:
+            parts.append(samples / max_samples)
+        return max(parts)
+
+    def draw(inp, n, n_codes):
+        nonlocal samples, sample_seconds
+        t0 = time.monotonic()
+        codes = problem.sample_codes(inp, n, seeds.next())
+        sample_seconds += time.monotonic() - t0
+        samples += int(n)
+        return codes_histogram(codes, n_codes)
+
+    def ensure(inp, n, n_codes):
+        have = nsel.get(inp, 0)
+        if have < n:
+            h = draw(inp, n - have, n_codes)
+            hist[inp] = h if inp not in hist else hist[inp] + h
+            nsel[inp] = n
+
+    def final_n_guess() -> int:
+        # samples the estimation phase can afford per input
+        if max_samples is not None and seconds is None:
+            return max(n0, int((max_samples - samples) / 2))
+        rate = samples / max(sample_seconds, 1e-3)
+        n = rate * max(clock.left(), 0.0) * 0.8 / 2
+        if max_samples is not None:
+            n = min(n, (max_samples - samples) / 2)
+        return max(n0, int(n))
+
+    pool = problem.initial_candidates()
+    # a time-limited first round must still see every family: visit candidates in random order
+    pool = [pool[i] for i in rng.permutation(len(pool))]
+    examined = {id(c): c for c in pool}
+    n_round = n0
+    rounds = 0
+    best = None  # (score, candidate, event index)
+    scores: list[tuple[float, Any, int]] = []
+    try:
+        while True:
+            rounds += 1
+            scores = []
+            nf = final_n_guess()
+            for c in pool:
+                if budget_used() >= selection_share and len(scores) >= 8:
+                    break
+                a, b = problem.inputs(c)
+                ev = problem.events(c)
+                ensure(a, n_round, ev.n_codes)
+                ensure(b, n_round, ev.n_codes)
+                ka, kb = ev.counts(hist[a]), ev.counts(hist[b])
+                proj = projected_lower_bound(ka, nsel[a], kb, nsel[b], nf, alpha)
+                i = int(np.argmax(proj))
+                scores.append((float(proj[i]), c, i))
+                bar.update(budget_used() * (seconds or max_samples or 1),
+                           f"selection round {rounds}: {len(scores)}/{len(pool)} pairs, n={n_round}, "
+                           f"best projected bound {max(s[0] for s in scores):.3f}")
+            scores.sort(key=lambda s: -s[0])
+            if scores and (best is None or rounds > 1 or scores[0][0] > best[0]):
+                best = scores[0]
+            if budget_used() >= selection_share:
+                break
+            keep = max(4, len(scores) // 4)
+            survivors = [s[1] for s in scores[:keep]]
+            fresh = []
+            for s in scores[:3]:
+                for r in problem.refine(s[1], rng):
+                    examined.setdefault(id(r), r)
+                    fresh.append(r)
+            pool = survivors + fresh
+            n_round *= 2
+    finally:
+        pass
+
+    # ---- estimation phase on fresh samples -------------------------------------------------
+    score, cand, ev_index = best
+    a, b = problem.inputs(cand)
+    ev = problem.events(cand)
+    n_final = final_n_guess()
+    chunk = max(1000, min(n_final, 2_000_000))
+    ha = np.zeros(ev.n_codes, dtype=np.int64)
+    hb = np.zeros(ev.n_codes, dtype=np.int64)
+    na = nb = 0
+    while na < n_final:
+        if na > 0 and clock.left() <= 0:
+            break  # hard time budget: the stopping rule depends on the clock only
+        m = min(chunk, n_final - na)
+        ha += draw(a, m, ev.n_codes)
+        hb += draw(b, m, ev.n_codes)
+        na += m
+        nb += m
+        bar.update(budget_used() * (seconds or max_samples or 1), f"estimation {na}/{n_final} runs per stream")
+    bar.close()
+    ka, kb = ev.counts(ha), ev.counts(hb)
+    lo = float(cp_lower(ka[ev_index], na, alpha / 2))
+    hi = float(cp_upper(kb[ev_index], nb, alpha / 2))
+    bound = math.log(lo) - math.log(hi) if lo > 0 else -math.inf
+    witness = Witness(
+        input_a=problem.describe_input(a), input_b=problem.describe_input(b), event=ev.names[ev_index],
+        family=getattr(cand, "family", ""), count_a=int(ka[ev_index]), n_a=na, count_b=int(kb[ev_index]), n_b=nb,
+        probability_a=ka[ev_index] / na, probability_a_lower=lo, probability_b=kb[ev_index] / nb,
+        probability_b_upper=hi,
+    )
+    per_event = event_estimates(ev.names, ka, na, kb, nb, alpha)
+    bound_reported = max(bound, 0.0) if math.isfinite(bound) else 0.0
+    verdict = VIOLATION if bound > epsilon else NO_VIOLATION
+    return AuditResult(
+        verdict=verdict, epsilon_claimed=float(epsilon), epsilon_lower_bound=float(bound_reported),
+        confidence=confidence, witness=witness, samples=int(samples), seconds=clock.elapsed(), seed=int(seed),
+        target=target_name, per_event=per_event,
+        search={"rounds": rounds, "pairs_examined": len(examined), "selection_top": [
+            {"score": s, "pair": c.to_dict() if hasattr(c, "to_dict") else str(c), "event": problem.events(c).names[i]}
+            for s, c, i in scores[:5]], "projected_bound": score, "final_runs_per_stream": na},
+        method=("two-phase: successive-halving selection, then one pre-registered witness on fresh samples; "
+                "one-sided Clopper-Pearson at alpha/2 per side"),
+    )
+
+
+def audit(
+    target: Target,
+    *,
+    epsilon: float,
+    eps_t,
+    seconds: float | None = 60.0,
+    seed: int = 0,
+    confidence: float = 0.95,
+    progress: bool = True,
+    max_samples: int | None = None,
+    max_T: int = 50,
+    oracle_plan=None,
+    extra_candidates: Sequence = (),
+) -> AuditResult:
+    """Audit a GTM deployment for a claimed epsilon, given its inputs' privacy eps_t."""
+    _check_eps_t(eps_t)
+    problem = GTMProblem(target, eps_t, max_T=max_T, oracle_plan=oracle_plan, extra_candidates=extra_candidates)
+    return run_audit(problem, epsilon=epsilon, seconds=seconds, max_samples=max_samples, seed=seed,
+                     confidence=confidence, progress=progress, target_name=target.describe())
+
+
+def _check_eps_t(eps_t):
+    vals = [eps_t] if isinstance(eps_t, (int, float)) else list(eps_t)
+    if not vals or any(not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0) for v in vals):
+        raise InvalidParameter(f"eps_t must be a positive number or a list of them, got {eps_t!r}")
