@@ -38,6 +38,7 @@ from .statistics import cp_lower, cp_upper, event_estimates, projected_lower_bou
 from .targets import Target
 
 VIOLATION, NO_VIOLATION = "violation", "no-violation-found"
+SELECTION_Z = 1.5  # pessimism (in standard errors) of the selection-phase ranking
 
 
 class AuditProblem(Protocol):
@@ -250,8 +251,8 @@ def run_audit(
 
     hist: dict[Any, np.ndarray] = {}
     nsel: dict[Any, int] = {}
+    secs: dict[Any, float] = {}
     samples = 0
-    sample_seconds = 0.0
 
     def budget_used() -> float:
         parts = []
@@ -261,30 +262,63 @@ def run_audit(
             parts.append(samples / max_samples)
         return max(parts)
 
-    def draw(inp, n, n_codes):
-        nonlocal samples, sample_seconds
+    def draw_codes(inp, n):
+        nonlocal samples
         t0 = time.monotonic()
         codes = problem.sample_codes(inp, n, seeds.next())
-        sample_seconds += time.monotonic() - t0
+        secs[inp] = secs.get(inp, 0.0) + time.monotonic() - t0
         samples += int(n)
-        return codes_histogram(codes, n_codes)
+        return codes
+
+    def draw(inp, n, n_codes):
+        return codes_histogram(draw_codes(inp, n), n_codes)
+
+    half: dict[Any, np.ndarray] = {}  # histogram of the odd-numbered selection samples
 
     def ensure(inp, n, n_codes):
         have = nsel.get(inp, 0)
         if have < n:
-            h = draw(inp, n - have, n_codes)
+            codes = draw_codes(inp, n - have)
+            h, h1 = codes_histogram(codes, n_codes), codes_histogram(codes[1::2], n_codes)
             hist[inp] = h if inp not in hist else hist[inp] + h
+            half[inp] = h1 if inp not in half else half[inp] + h1
             nsel[inp] = n
 
-    def final_n_guess() -> int:
-        # samples the estimation phase can afford per input
-        if max_samples is not None and seconds is None:
-            return max(n0, int((max_samples - samples) / 2))
-        rate = samples / max(sample_seconds, 1e-3)
-        n = rate * max(clock.left(), 0.0) * 0.8 / 2
+    def final_n(a, b) -> int:
+        """Runs per input the estimation phase can afford for the pair (a, b)."""
+        n = math.inf
+        if seconds is not None:
+            t_final = (seconds - max(clock.elapsed(), selection_share * seconds)) * 0.9
+            per_run = secs.get(a, 0.0) / max(nsel.get(a, 1), 1) + secs.get(b, 0.0) / max(nsel.get(b, 1), 1)
+            n = t_final / max(per_run, 1e-9)
         if max_samples is not None:
-            n = min(n, (max_samples - samples) / 2)
+            n = min(n, (max_samples - max(samples, selection_share * max_samples)) / 2)
         return max(n0, int(n))
+
+    def score(c):
+        """Best projected final bound of candidate c over its events and its level sets."""
+        a, b = problem.inputs(c)
+        ev = problem.events(c)
+        ha, hb = hist[a], hist[b]
+        nf = final_n(a, b)
+        proj = projected_lower_bound(ev.counts(ha), nsel[a], ev.counts(hb), nsel[b], nf, alpha, z=SELECTION_Z)
+        i = int(np.argmax(proj))
+        best_c = (float(proj[i]), c, ev.names[i], ev.membership[i])
+        # likelihood-ratio level sets {codes: P_A/P_B >= tau} (Neyman-Pearson optimal events):
+        # codes ordered on the even-numbered selection samples, sets scored on the odd-numbered
+        # ones (a hold-out inside the selection phase, so the ranking does not chase noise)
+        oa, ob = half[a], half[b]
+        ea, eb = ha - oa, hb - ob
+        ratio = (ea + 0.5) / (eb + 0.5)
+        order = np.argsort(-ratio, kind="stable")
+        ca, cb = np.cumsum(oa[order]), np.cumsum(ob[order])
+        lp = projected_lower_bound(ca, max(int(oa.sum()), 1), cb, max(int(ob.sum()), 1), nf, alpha, z=SELECTION_Z)
+        j = int(np.argmax(lp))
+        if lp[j] > best_c[0]:
+            row = np.zeros(ev.n_codes, dtype=bool)
+            row[order[: j + 1]] = True
+            best_c = (float(lp[j]), c, f"level-set({_codes_label(order[: j + 1])})", row)
+        return best_c
 
     pool = problem.initial_candidates()
     # a time-limited first round must still see every family: visit candidates in random order
@@ -292,50 +326,43 @@ def run_audit(
     examined = {id(c): c for c in pool}
     n_round = n0
     rounds = 0
-    best = None  # (score, candidate, event index)
-    scores: list[tuple[float, Any, int]] = []
-    try:
-        while True:
-            rounds += 1
-            scores = []
-            nf = final_n_guess()
-            for c in pool:
-                if budget_used() >= selection_share and len(scores) >= 8:
-                    break
-                a, b = problem.inputs(c)
-                ev = problem.events(c)
-                ensure(a, n_round, ev.n_codes)
-                ensure(b, n_round, ev.n_codes)
-                ka, kb = ev.counts(hist[a]), ev.counts(hist[b])
-                proj = projected_lower_bound(ka, nsel[a], kb, nsel[b], nf, alpha)
-                i = int(np.argmax(proj))
-                scores.append((float(proj[i]), c, i))
-                bar.update(budget_used() * (seconds or max_samples or 1),
-                           f"selection round {rounds}: {len(scores)}/{len(pool)} pairs, n={n_round}, "
-                           f"best projected bound {max(s[0] for s in scores):.3f}")
-            scores.sort(key=lambda s: -s[0])
-            if scores and (best is None or rounds > 1 or scores[0][0] > best[0]):
-                best = scores[0]
-            if budget_used() >= selection_share:
+    best = None  # (score, candidate, event name, event membership)
+    scores: list = []
+    while True:
+        rounds += 1
+        scores = []
+        for c in pool:
+            if budget_used() >= selection_share and len(scores) >= 8:
                 break
-            keep = max(4, len(scores) // 4)
-            survivors = [s[1] for s in scores[:keep]]
-            fresh = []
-            for s in scores[:3]:
-                for r in problem.refine(s[1], rng):
-                    examined.setdefault(id(r), r)
-                    fresh.append(r)
-            pool = survivors + fresh
-            n_round *= 2
-    finally:
-        pass
+            a, b = problem.inputs(c)
+            n_codes = problem.events(c).n_codes
+            ensure(a, n_round, n_codes)
+            ensure(b, n_round, n_codes)
+            scores.append(score(c))
+            bar.update(budget_used() * (seconds or max_samples or 1),
+                       f"selection round {rounds}: {len(scores)}/{len(pool)} pairs, n={n_round}, "
+                       f"best projected bound {max(s[0] for s in scores):.3f}")
+        scores.sort(key=lambda s: -s[0])
+        if scores:
+            best = scores[0]
+        if budget_used() >= selection_share:
+            break
+        keep = max(4, len(scores) // 4)
+        survivors = [s[1] for s in scores[:keep]]
+        fresh = []
+        for s in scores[:3]:
+            for r in problem.refine(s[1], rng):
+                examined.setdefault(id(r), r)
+                fresh.append(r)
+        pool = survivors + fresh
+        n_round *= 2
 
     # ---- estimation phase on fresh samples -------------------------------------------------
-    score, cand, ev_index = best
+    score_best, cand, event_name, event_row = best
     a, b = problem.inputs(cand)
     ev = problem.events(cand)
-    n_final = final_n_guess()
-    chunk = max(1000, min(n_final, 2_000_000))
+    n_final = final_n(a, b)
+    chunk = max(1000, min(n_final, 1_000_000))
     ha = np.zeros(ev.n_codes, dtype=np.int64)
     hb = np.zeros(ev.n_codes, dtype=np.int64)
     na = nb = 0
@@ -349,16 +376,16 @@ def run_audit(
         nb += m
         bar.update(budget_used() * (seconds or max_samples or 1), f"estimation {na}/{n_final} runs per stream")
     bar.close()
-    ka, kb = ev.counts(ha), ev.counts(hb)
-    lo = float(cp_lower(ka[ev_index], na, alpha / 2))
-    hi = float(cp_upper(kb[ev_index], nb, alpha / 2))
+    k_a, k_b = int(ha[event_row].sum()), int(hb[event_row].sum())
+    lo = float(cp_lower(k_a, na, alpha / 2))
+    hi = float(cp_upper(k_b, nb, alpha / 2))
     bound = math.log(lo) - math.log(hi) if lo > 0 else -math.inf
     witness = Witness(
-        input_a=problem.describe_input(a), input_b=problem.describe_input(b), event=ev.names[ev_index],
-        family=getattr(cand, "family", ""), count_a=int(ka[ev_index]), n_a=na, count_b=int(kb[ev_index]), n_b=nb,
-        probability_a=ka[ev_index] / na, probability_a_lower=lo, probability_b=kb[ev_index] / nb,
-        probability_b_upper=hi,
+        input_a=problem.describe_input(a), input_b=problem.describe_input(b), event=event_name,
+        family=getattr(cand, "family", ""), count_a=k_a, n_a=na, count_b=k_b, n_b=nb,
+        probability_a=k_a / na, probability_a_lower=lo, probability_b=k_b / nb, probability_b_upper=hi,
     )
+    ka, kb = ev.counts(ha), ev.counts(hb)
     per_event = event_estimates(ev.names, ka, na, kb, nb, alpha)
     bound_reported = max(bound, 0.0) if math.isfinite(bound) else 0.0
     verdict = VIOLATION if bound > epsilon else NO_VIOLATION
@@ -367,11 +394,18 @@ def run_audit(
         confidence=confidence, witness=witness, samples=int(samples), seconds=clock.elapsed(), seed=int(seed),
         target=target_name, per_event=per_event,
         search={"rounds": rounds, "pairs_examined": len(examined), "selection_top": [
-            {"score": s, "pair": c.to_dict() if hasattr(c, "to_dict") else str(c), "event": problem.events(c).names[i]}
-            for s, c, i in scores[:5]], "projected_bound": score, "final_runs_per_stream": na},
+            {"score": sc, "pair": c.to_dict() if hasattr(c, "to_dict") else str(c), "event": name}
+            for sc, c, name, _ in scores[:5]], "projected_bound": score_best, "final_runs_per_stream": na},
         method=("two-phase: successive-halving selection, then one pre-registered witness on fresh samples; "
                 "one-sided Clopper-Pearson at alpha/2 per side"),
     )
+
+
+def _codes_label(codes) -> str:
+    codes = sorted(int(c) for c in codes)
+    if len(codes) <= 8:
+        return ",".join(map(str, codes))
+    return ",".join(map(str, codes[:8])) + f",... {len(codes)} codes"
 
 
 def audit(
