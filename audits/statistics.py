@@ -68,7 +68,7 @@ def bonferroni(alpha: float, m: int) -> float:
 def wilson_bounds(k, n, z: float):
     """Wilson score interval (lower, upper) at z standard deviations (vectorised, closed form)."""
     k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
-    p = k / n
+    p = np.clip(k / n, 0.0, 1.0)
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom

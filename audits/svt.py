@@ -301,7 +301,7 @@ def first_above_distribution(mech: SVT, q) -> np.ndarray:
         raise InvalidParameter("first_above_distribution is for SVT1, SVT2 and SVT4")
     q = np.asarray(q, dtype=float)
     b_rho, b_nu = mech.rho_scale, mech.nu_scale
-    r = np.linspace(-60 * b_rho, 60 * b_rho, 400_001)
+    r = np.linspace(-60 * b_rho, 60 * b_rho, 100_001)
     f = np.exp(-np.abs(r) / b_rho) / (2 * b_rho)
     below = _lap_cdf((r + mech.t)[:, None] - q[None, :], b_nu)  # Pr[q_j + nu_j < rho + t]
     out = np.zeros(N_QUERIES + 1)

@@ -272,11 +272,11 @@ class SubprocessTarget(Target):
         proc = getattr(self, "_proc", None)
         if proc is None:
             return
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
         if proc.poll() is None:
-            try:
-                proc.stdin.close()
-            except OSError:
-                pass
             try:
                 proc.wait(timeout=2)
             except subprocess.TimeoutExpired:
