@@ -18,6 +18,7 @@ from typing import Callable
 
 from . import formulas as F
 from .budget import budget_exceed_probability
+from . import rounding as R
 from .config import GTMConfig, StepSpec
 from .errors import InvalidParameter, UnsupportedConfiguration
 
@@ -131,15 +132,20 @@ def _lemma11_c(alpha: float, beta: float, gamma: float) -> int:
 
 
 def _direct_or_flipped(spec: StepSpec, gamma: float, Lambda: float, beta_I: float, beta_II: float):
-    """Lemma 20 with the flipping rule of Theorem 21: (s, c, rho, lambda_max)."""
+    """Lemma 20 with the flipping rule of Theorem 21: (s, c, rho, lambda_max).
+
+    rho is rounded in the safe direction so Lemma 20's base-rate identity holds exactly
+    (rho p* >= lambda^l(c, beta^II) for s=+1; rho q* <= lambda^r(c, beta^II) for s=-1).
+    """
     s = F.direction(spec.p_star, gamma, Lambda)
     if s == 1:
         c = _lemma11_c(beta_II, beta_I, gamma)  # (alpha, beta) = (beta^II, beta^I)
-        rho = F.base_rate_above(c, beta_II, spec.p_star)
+        rho = R.round_base_rate_above(F.base_rate_above(c, beta_II, spec.p_star), c, beta_II, spec.p_star)
         lam_max = rho * Lambda
     else:
+        q_star = 1 - spec.p_star
         c = _lemma11_c(beta_I, beta_II, gamma)  # (alpha, beta) = (beta^I, beta^II)
-        rho = F.base_rate_below(c, beta_II, 1 - spec.p_star)
+        rho = R.round_base_rate_below(F.base_rate_below(c, beta_II, q_star), c, beta_II, q_star)
         lam_max = rho
     return s, c, rho, lam_max
 
@@ -161,7 +167,9 @@ def _finish(config, spec, *, s, c, rho, tau1, mu1, tau2, Lambda, lam_max, beta_t
         rho=rho,
         tau2=tau2,
         Lambda=Lambda,
-        p_bar=F.rejection_threshold(spec.p_star, g.gamma, Lambda),
+        p_bar=R.round_rejection_threshold(
+            F.rejection_threshold(spec.p_star, g.gamma, Lambda), s, spec.p_star, g.gamma, Lambda
+        ),
         lambda_max=lam_max,
         eps_t=spec.eps_t,
         p_star=spec.p_star,
@@ -179,12 +187,13 @@ def theorem21_step(config: GTMConfig, t: int) -> StepPlan:
     """Theorem 21: tau_1, tau_2 from (eps, theta), beta^I = beta^II = beta_t/4, flipping rule."""
     g = config.gtm
     spec = config.step(t)
-    tau1 = F.theorem21_tau1(g.epsilon, g.theta)
-    mu1 = F.theorem21_mu1(g.epsilon, g.theta, g.beta)
-    tau2 = F.theorem21_tau2(g.epsilon, g.theta)
+    tau1, mu1, tau2 = global_noise(config)
     beta_t = F.step_failure_probability(t, g.beta)
     beta_I = beta_II = beta_t / 4
-    Lambda = F.theorem21_noise_range(spec.eps_t, g.epsilon, g.theta, g.beta, beta_t)
+    Lambda = R.round_noise_range(
+        F.theorem21_noise_range(spec.eps_t, g.epsilon, g.theta, g.beta, beta_t),
+        spec.eps_t, mu1, tau2, beta_t,
+    )
     s, c, rho, lam_max = _direct_or_flipped(spec, g.gamma, Lambda, beta_I, beta_II)
     return _finish(config, spec, s=s, c=c, rho=rho, tau1=tau1, mu1=mu1, tau2=tau2, Lambda=Lambda,
                    lam_max=lam_max, beta_t=beta_t, beta_I=beta_I, beta_II=beta_II)
@@ -194,15 +203,34 @@ def theorem23_step(config: GTMConfig, t: int) -> StepPlan:
     """Theorem 23: tau_1 = 1/eps_C, tau_{2,t} = 2/(C_H eps_t ln(4/beta_t)), beta_t/6 per error type."""
     g = config.gtm
     spec = config.step(t)
-    tau1 = F.theorem23_tau1(g.epsilon_c)
-    mu1 = F.theorem23_mu1(g.epsilon_c, g.beta)
+    tau1, mu1, _ = global_noise(config)
     beta_t = F.step_failure_probability(t, g.beta)
-    tau2 = F.theorem23_tau2(spec.eps_t, g.c_h, beta_t)
+    tau2 = R.round_tau2_theorem23(F.theorem23_tau2(spec.eps_t, g.c_h, beta_t), spec.eps_t, g.c_h, beta_t)
     beta_I = beta_II = beta_t / 6
     Lambda = F.theorem23_noise_range(spec.eps_t, g.epsilon_c, g.c_h, g.beta)
+    if spec.eps_t > 0:
+        Lambda = R.round_noise_range(Lambda, spec.eps_t, mu1, tau2, beta_t)
     s, c, rho, lam_max = _direct_or_flipped(spec, g.gamma, Lambda, beta_I, beta_II)
     return _finish(config, spec, s=s, c=c, rho=rho, tau1=tau1, mu1=mu1, tau2=tau2, Lambda=Lambda,
                    lam_max=lam_max, beta_t=beta_t, beta_I=beta_I, beta_II=beta_II)
+
+
+@functools.lru_cache(maxsize=1024)
+def global_noise(config: GTMConfig) -> tuple[float, float, float | None]:
+    """(tau_1, mu_1, tau_2) of a configuration, rounded so the proofs' conditions hold exactly:
+    1/tau_1 + 2/tau_2 <= eps (Theorem 21) or 1/tau_1 <= eps_C (Theorem 23), and
+    mu_1 >= tau_1 ln(4/beta) so that Pr[eta_1 > mu_1] <= beta/4 (Lemma 19).
+    tau_2 is None for theorem23, whose per-step tau_{2,t} varies."""
+    g = config.gtm
+    if g.parameterization == "theorem23":
+        tau1 = R.round_tau1_at_least(F.theorem23_tau1(g.epsilon_c), g.epsilon_c)
+        tau2 = None
+    else:
+        tau1, tau2 = R.round_noise_scales_theorem21(
+            F.theorem21_tau1(g.epsilon, g.theta), F.theorem21_tau2(g.epsilon, g.theta), g.epsilon
+        )
+    mu1 = R.round_mu1(tau1 * math.log(4 / g.beta), tau1, g.beta)
+    return tau1, mu1, tau2
 
 
 STEP_PLANNERS: dict[str, Callable[[GTMConfig, int], StepPlan]] = {
@@ -231,7 +259,13 @@ def _plan_step(config: GTMConfig, t: int) -> StepPlan:
     _load_optional_planner(name)
     if name not in STEP_PLANNERS:
         raise UnsupportedConfiguration(f"parameterization {name!r} has no planner available")
-    return STEP_PLANNERS[name](config, t)
+    try:
+        return STEP_PLANNERS[name](config, t)
+    except (OverflowError, ZeroDivisionError):
+        raise UnsupportedConfiguration(
+            f"step t={t}: the noise range Lambda_t or base rate overflows float64 "
+            f"(eps_t/eps too large for this beta/theta); no usable rejection threshold"
+        ) from None
 
 
 def make_plan(config: GTMConfig) -> Plan:
@@ -241,14 +275,8 @@ def make_plan(config: GTMConfig) -> Plan:
     _load_optional_planner(name)
     if name not in STEP_PLANNERS:
         raise UnsupportedConfiguration(f"parameterization {name!r} has no planner available")
-    if name == "theorem23":
-        tau1 = F.theorem23_tau1(g.epsilon_c)
-        mu1 = F.theorem23_mu1(g.epsilon_c, g.beta)
-        eps = None
-    else:
-        tau1 = F.theorem21_tau1(g.epsilon, g.theta)
-        mu1 = F.theorem21_mu1(g.epsilon, g.theta, g.beta)
-        eps = g.epsilon
+    tau1, mu1, _ = global_noise(config)
+    eps = None if name == "theorem23" else g.epsilon
     plan = Plan(config=config, parameterization=name, tau1=tau1, mu1=mu1, epsilon=eps)
     plan.step(1)  # fail early on an unplannable configuration
     return plan

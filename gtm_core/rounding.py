@@ -1,0 +1,183 @@
+"""Directed rounding of planned float64 parameters, so the deployed numbers satisfy the
+lemmas' preconditions *exactly*, not just up to rounding.
+
+The planners compute in float64. A float64 result can land one ulp on the wrong side of an
+inequality the privacy or accuracy proof needs (e.g. 1/tau_1 + 2/tau_2 <= eps, or
+rho p* >= lambda^l(c, beta^II)). Each helper here checks the inequality rigorously - exact
+rationals where the quantities are rational, mpmath interval arithmetic (outward rounded) for
+logarithms, square roots and exponentials - and moves the float one ulp at a time in the safe
+direction until it holds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from fractions import Fraction
+
+import mpmath
+
+_IV_DPS = 60
+_MAX_NUDGES = 64
+
+
+@contextlib.contextmanager
+def _iv_precision():
+    """mpmath's interval context has no workdps(); set and restore its precision."""
+    old = mpmath.iv.dps
+    mpmath.iv.dps = _IV_DPS
+    try:
+        yield
+    finally:
+        mpmath.iv.dps = old
+
+
+def _exact_iv(x: float):
+    """The exact value of a float as a (degenerate) interval: floats are dyadic rationals."""
+    f = Fraction(float(x))
+    with _iv_precision():
+        return mpmath.iv.mpf(f.numerator) / mpmath.iv.mpf(f.denominator)
+
+
+def iv_log_inv(alpha: float):
+    """Interval enclosure of L = ln(1/alpha) for a float alpha."""
+    with _iv_precision():
+        return -mpmath.iv.log(_exact_iv(alpha))
+
+
+def iv_lambda_left(c: int, alpha: float):
+    """Enclosure of lambda^l(c, alpha) = c + L + sqrt(2cL + L^2) (equation (3))."""
+    with _iv_precision():
+        L = iv_log_inv(alpha)
+        cc = mpmath.iv.mpf(int(c))
+        return cc + L + mpmath.iv.sqrt(2 * cc * L + L * L)
+
+
+def iv_lambda_right(c: int, alpha: float):
+    """Enclosure of lambda^r(c, alpha) = c + 1 - sqrt(2(c+1)L) (equation (4))."""
+    with _iv_precision():
+        L = iv_log_inv(alpha)
+        y = mpmath.iv.mpf(int(c) + 1)
+        return y - mpmath.iv.sqrt(2 * y * L)
+
+
+def _lo(x) -> mpmath.mpf:
+    """Lower endpoint as an exact mpf (created at a higher precision than the interval's, so
+    the conversion is exact; comparisons between mpfs are exact)."""
+    with mpmath.workdps(_IV_DPS + 20):
+        return mpmath.mpf(x.a)
+
+
+def _hi(x) -> mpmath.mpf:
+    with mpmath.workdps(_IV_DPS + 20):
+        return mpmath.mpf(x.b)
+
+
+def _nudge(x: float, ok, direction: float) -> float:
+    """Move x in `direction` until ok(x). One ulp at a time at first, then doubling the
+    stride: a float computed as exp(large) can be hundreds of ulps short (the relative error
+    of the exponent is multiplied by its size), which single-ulp steps would not reach.
+    `ok` is monotone in the safe direction, so overshooting only makes x more conservative
+    (by at most the size of the last stride)."""
+    stride = 1
+    for i in range(_MAX_NUDGES):
+        if ok(x):
+            return x
+        if i < 8:
+            x = math.nextafter(x, direction)
+        else:
+            x = x + math.copysign(stride * math.ulp(x), direction)
+            stride *= 2
+    raise ArithmeticError("directed rounding did not converge")  # pragma: no cover - float64 suffices
+
+
+def round_noise_scales_theorem21(tau1: float, tau2: float, epsilon: float) -> tuple[float, float]:
+    """Make 1/tau1 + 2/tau2 <= eps hold exactly in rationals (Lemma 17), nudging the taus up."""
+    eps = Fraction(epsilon)
+
+    def ok(pair):
+        t1, t2 = pair
+        return 1 / Fraction(t1) + 2 / Fraction(t2) <= eps
+
+    t1, t2 = tau1, tau2
+    for _ in range(_MAX_NUDGES):
+        if ok((t1, t2)):
+            return t1, t2
+        t1, t2 = math.nextafter(t1, math.inf), math.nextafter(t2, math.inf)
+    raise ArithmeticError("directed rounding did not converge")  # pragma: no cover
+
+
+def round_tau1_at_least(tau1: float, inverse_bound: float) -> float:
+    """Make 1/tau1 <= inverse_bound exactly (Theorem 23: 1/tau1 = eps_C)."""
+    b = Fraction(inverse_bound)
+    return _nudge(tau1, lambda t: 1 / Fraction(t) <= b, math.inf)
+
+
+def round_tau2_theorem23(tau2: float, eps_t: float, c_h: float, beta_t: float) -> float:
+    """Make 2/tau2 <= C_H eps_t ln(4/beta_t) hold rigorously (Theorem 23's halting loss)."""
+    if math.isinf(tau2):
+        return tau2
+
+    def ok(t):
+        with _iv_precision():
+            rhs = _exact_iv(c_h) * _exact_iv(eps_t) * (iv_log_inv(beta_t) + mpmath.iv.log(4))
+            return _hi(2 / _exact_iv(t)) <= _lo(rhs)
+
+    return _nudge(tau2, ok, math.inf)
+
+
+def round_mu1(mu1: float, tau1: float, beta: float) -> float:
+    """Make mu1 >= tau1 ln(4/beta) hold rigorously, so Pr[eta_1 > mu_1] <= beta/4 (Lemma 19)."""
+
+    def ok(m):
+        with _iv_precision():
+            need = _exact_iv(tau1) * (mpmath.iv.log(4) + iv_log_inv(beta))
+            return _lo(_exact_iv(m)) >= _hi(need)
+
+    return _nudge(mu1, ok, math.inf)
+
+
+def round_noise_range(Lambda: float, eps_t: float, mu1: float, tau2: float, beta_t: float) -> float:
+    """Make Lambda >= exp(eps_t (mu1 + tau2 ln(4/beta_t))) hold rigorously (Lemma 19(2), c_G = 1/4)."""
+    if eps_t == 0:
+        return max(Lambda, 1.0)
+
+    def ok(L):
+        with _iv_precision():
+            need = mpmath.iv.exp(
+                _exact_iv(eps_t) * (_exact_iv(mu1) + _exact_iv(tau2) * (mpmath.iv.log(4) + iv_log_inv(beta_t)))
+            )
+            return _lo(_exact_iv(L)) >= _hi(need)
+
+    return _nudge(Lambda, ok, math.inf)
+
+
+def round_base_rate_above(rho: float, c: int, beta_II: float, p_star: float) -> float:
+    """s = +1 (Lemma 20(1)): make rho p* >= lambda^l(c, beta^II) hold rigorously (nudging rho up)."""
+
+    def ok(r):
+        with _iv_precision():
+            return _lo(_exact_iv(r) * _exact_iv(p_star)) >= _hi(iv_lambda_left(c, beta_II))
+
+    return _nudge(rho, ok, math.inf)
+
+
+def round_base_rate_below(rho: float, c: int, beta_II: float, q_star: float) -> float:
+    """s = -1 (Lemma 20(2)): make rho q* <= lambda^r(c, beta^II) hold rigorously (nudging rho down)."""
+
+    def ok(r):
+        with _iv_precision():
+            return _hi(_exact_iv(r) * _exact_iv(q_star)) <= _lo(iv_lambda_right(c, beta_II))
+
+    return _nudge(rho, ok, -math.inf)
+
+
+def round_rejection_threshold(p_bar: float, s: int, p_star: float, gamma: float, Lambda: float) -> float:
+    """Make the claimed p_bar no larger than the chosen variant's threshold, exactly in rationals:
+    s = +1: p_bar gamma Lambda <= p*;  s = -1: p_bar <= 1 - gamma Lambda (1 - p*)."""
+    ps, g, L = Fraction(p_star), Fraction(gamma), Fraction(Lambda)
+    if s == 1:
+        ok = lambda pb: Fraction(pb) * g * L <= ps  # noqa: E731
+    else:
+        ok = lambda pb: Fraction(pb) <= 1 - g * L * (1 - ps)  # noqa: E731
+    return _nudge(p_bar, ok, -math.inf)
