@@ -321,8 +321,10 @@ def run_audit(
         return best_c
 
     pool = problem.initial_candidates()
-    # a time-limited first round must still see every family: visit candidates in random order
-    pool = [pool[i] for i in rng.permutation(len(pool))]
+    # a time-limited first round must still see every family: visit candidates in random order,
+    # cheap (short) ones first
+    perm = rng.permutation(len(pool))
+    pool = sorted((pool[i] for i in perm), key=lambda c: _cost_class(problem, c))
     examined = {id(c): c for c in pool}
     n_round = n0
     rounds = 0
@@ -362,18 +364,30 @@ def run_audit(
     a, b = problem.inputs(cand)
     ev = problem.events(cand)
     n_final = final_n(a, b)
-    chunk = max(1000, min(n_final, 1_000_000))
     ha = np.zeros(ev.n_codes, dtype=np.int64)
     hb = np.zeros(ev.n_codes, dtype=np.int64)
     na = nb = 0
+    final_secs = 0.0
+    replanned = False
     while na < n_final:
         if na > 0 and clock.left() <= 0:
             break  # hard time budget: the stopping rule depends on the clock only
+        chunk = max(1000, min(n_final // 8 if not replanned else n_final, 1_000_000))
         m = min(chunk, n_final - na)
+        t0 = time.monotonic()
         ha += draw(a, m, ev.n_codes)
         hb += draw(b, m, ev.n_codes)
+        final_secs += time.monotonic() - t0
         na += m
         nb += m
+        if not replanned and seconds is not None:
+            # re-plan once from the speed of large requests (small selection requests overstate
+            # the per-run cost); this uses timing only, never the samples' values
+            replanned = True
+            per_run = final_secs / na
+            extra = int(max(clock.left(), 0.0) * 0.9 / per_run)
+            cap = (max_samples - samples) // 2 if max_samples is not None else extra
+            n_final = max(n_final, na + min(extra, cap))
         bar.update(budget_used() * (seconds or max_samples or 1), f"estimation {na}/{n_final} runs per stream")
     bar.close()
     k_a, k_b = int(ha[event_row].sum()), int(hb[event_row].sum())
@@ -399,6 +413,12 @@ def run_audit(
         method=("two-phase: successive-halving selection, then one pre-registered witness on fresh samples; "
                 "one-sided Clopper-Pearson at alpha/2 per side"),
     )
+
+
+def _cost_class(problem, c) -> int:
+    a, _ = problem.inputs(c)
+    n = len(a) if hasattr(a, "__len__") else 1
+    return 0 if n <= 5 else 1 if n <= 20 else 2
 
 
 def _codes_label(codes) -> str:

@@ -22,6 +22,10 @@ class EventSpace:
     names: tuple[str, ...]
     membership: np.ndarray  # bool, shape (n_events, n_codes)
 
+    def __post_init__(self):
+        # float copy for fast counting (bool @ float would convert the matrix on every call)
+        object.__setattr__(self, "_weights", np.ascontiguousarray(self.membership, dtype=np.float64))
+
     @property
     def n_codes(self) -> int:
         return self.membership.shape[1]
@@ -32,11 +36,11 @@ class EventSpace:
     def counts(self, histogram: np.ndarray) -> np.ndarray:
         """Number of samples in every event, from the histogram of output codes."""
         h = np.asarray(histogram, dtype=np.float64)
-        return np.rint(self.membership @ h).astype(np.int64)
+        return np.rint(self._weights @ h).astype(np.int64)
 
     def probabilities(self, distribution: np.ndarray) -> np.ndarray:
         """Probability of every event under an (exact or numerical) code distribution."""
-        return self.membership @ np.asarray(distribution, dtype=np.float64)
+        return self._weights @ np.asarray(distribution, dtype=np.float64)
 
 
 def halting_events(T: int) -> EventSpace:

@@ -314,24 +314,35 @@ def first_above_distribution(mech: SVT, q) -> np.ndarray:
 
 
 def vector_distribution(mech: SVT, q) -> np.ndarray:
-    """Pr[answer vector] for SVT5 / SVT6 (codes as in :meth:`SVT.sample_codes`)."""
+    """Pr[answer vector] for SVT5 / SVT6 (codes as in :meth:`SVT.sample_codes`).
+
+    SVT5 (no query noise) is exact: the vector is determined by where rho falls among the
+    points q_j - t. SVT6 integrates over rho on a grid (trapezoid, step 0.06 / eps1-scale units).
+    """
     if mech.aborts:
         raise InvalidParameter("vector_distribution is for SVT5 and SVT6")
     q = np.asarray(q, dtype=float)
     b_rho = mech.rho_scale
-    r = np.linspace(-60 * b_rho, 60 * b_rho, 200_001)
-    f = np.exp(-np.abs(r) / b_rho) / (2 * b_rho)
-    if mech.nu_scale > 0:
-        above = 1 - _lap_cdf((r + mech.t)[:, None] - q[None, :], mech.nu_scale)
-    else:
-        above = (q[None, :] >= (r + mech.t)[:, None]).astype(float)
     codes = np.arange(2 ** N_QUERIES)
     bits = (codes[:, None] >> np.arange(N_QUERIES)[None, :]) & 1
-    out = np.zeros(codes.size)
-    for code in codes:
-        pr = np.prod(np.where(bits[code][None, :] == 1, above, 1 - above), axis=1)
-        out[code] = integrate.trapezoid(pr * f, r)
-    return out
+    if mech.nu_scale == 0:
+        out = np.zeros(codes.size)
+        cuts = np.sort(np.unique(q - mech.t))
+        edges = np.concatenate([[-np.inf], cuts, [np.inf]])
+        cdf = _lap_cdf(np.clip(edges, -1e6, 1e6), b_rho)
+        for hi, plo, phi in zip(edges[1:], cdf[:-1], cdf[1:]):
+            # for rho in (lo, hi) query j is above iff q_j - t >= hi (no query when hi = inf)
+            above = (q - mech.t >= hi) if np.isfinite(hi) else np.zeros(q.size, dtype=bool)
+            code = int((above.astype(np.int64) << np.arange(N_QUERIES)).sum())
+            out[code] += phi - plo
+        return out
+    r = np.linspace(-60 * b_rho, 60 * b_rho, 12_001)
+    f = np.exp(-np.abs(r) / b_rho) / (2 * b_rho)
+    above = 1 - _lap_cdf((r + mech.t)[:, None] - q[None, :], mech.nu_scale)
+    with np.errstate(divide="ignore"):
+        la, lb = np.maximum(np.log(above), -745.0), np.maximum(np.log1p(-above), -745.0)
+    logp = bits @ la.T + (1 - bits) @ lb.T  # (codes, grid)
+    return integrate.trapezoid(np.exp(logp) * f[None, :], r, axis=1)
 
 
 def exact_witness_loss(mech: SVT, witness: dict, events: EventSpace) -> float | None:
