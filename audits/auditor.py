@@ -39,6 +39,9 @@ from .targets import Target
 
 VIOLATION, NO_VIOLATION = "violation", "no-violation-found"
 SELECTION_Z = 1.5  # pessimism (in standard errors) of the selection-phase ranking
+VALIDATION_K = 8  # witnesses re-ranked on fresh samples before the estimation phase
+VALIDATION_EVENTS = 3  # events per witness candidate re-ranked in validation
+MIN_COUNT = 10  # an event needs this many selection hits on its likely side to be ranked
 
 
 class AuditProblem(Protocol):
@@ -68,9 +71,11 @@ class Witness:
     probability_a_lower: float
     probability_b: float
     probability_b_upper: float
+    event_codes: tuple = ()
 
     def to_dict(self) -> dict:
         return {
+            "event_codes": list(self.event_codes),
             "p": self.input_a,
             "p_prime": self.input_b,
             "event": self.event,
@@ -228,7 +233,8 @@ def run_audit(
     seed: int = 0,
     confidence: float = 0.95,
     progress: bool = True,
-    selection_share: float = 0.5,
+    selection_share: float = 0.4,
+    validation_share: float = 0.15,
     n0: int = 1000,
     target_name: str = "target",
 ) -> AuditResult:
@@ -288,11 +294,11 @@ def run_audit(
         """Runs per input the estimation phase can afford for the pair (a, b)."""
         n = math.inf
         if seconds is not None:
-            t_final = (seconds - max(clock.elapsed(), selection_share * seconds)) * 0.9
+            t_final = (seconds - max(clock.elapsed(), (selection_share + validation_share) * seconds)) * 0.9
             per_run = secs.get(a, 0.0) / max(nsel.get(a, 1), 1) + secs.get(b, 0.0) / max(nsel.get(b, 1), 1)
             n = t_final / max(per_run, 1e-9)
         if max_samples is not None:
-            n = min(n, (max_samples - max(samples, selection_share * max_samples)) / 2)
+            n = min(n, (max_samples - max(samples, (selection_share + validation_share) * max_samples)) / 2)
         return max(n0, int(n))
 
     def score(c):
@@ -301,9 +307,16 @@ def run_audit(
         ev = problem.events(c)
         ha, hb = hist[a], hist[b]
         nf = final_n(a, b)
-        proj = projected_lower_bound(ev.counts(ha), nsel[a], ev.counts(hb), nsel[b], nf, alpha, z=SELECTION_Z)
-        i = int(np.argmax(proj))
-        best_c = (float(proj[i]), c, ev.names[i], ev.membership[i])
+        ka_all = ev.counts(ha)
+        # pessimism grows with the number of events ranked at once (the max of many noisy
+        # estimates is biased upwards): about one standard normal quantile of 1/#events
+        z_events = max(SELECTION_Z, float(_norm_isf(1.0 / max(len(ev), 2))))
+        proj = projected_lower_bound(ka_all, nsel[a], ev.counts(hb), nsel[b], nf, alpha, z=z_events)
+        proj = np.where(ka_all >= MIN_COUNT, proj, -np.inf)  # too few hits to rank at all
+        order_ev = np.argsort(-proj)[:VALIDATION_EVENTS]
+        alts = [(ev.names[k], ev.membership[k]) for k in order_ev if np.isfinite(proj[k])]
+        i = int(order_ev[0])
+        best_c = (float(proj[i]), c, ev.names[i], ev.membership[i], alts)
         # likelihood-ratio level sets {codes: P_A/P_B >= tau} (Neyman-Pearson optimal events):
         # codes ordered on the even-numbered selection samples, sets scored on the odd-numbered
         # ones (a hold-out inside the selection phase, so the ranking does not chase noise)
@@ -313,11 +326,13 @@ def run_audit(
         order = np.argsort(-ratio, kind="stable")
         ca, cb = np.cumsum(oa[order]), np.cumsum(ob[order])
         lp = projected_lower_bound(ca, max(int(oa.sum()), 1), cb, max(int(ob.sum()), 1), nf, alpha, z=SELECTION_Z)
+        lp = np.where(ca >= MIN_COUNT / 2, lp, -np.inf)
         j = int(np.argmax(lp))
         if lp[j] > best_c[0]:
             row = np.zeros(ev.n_codes, dtype=bool)
             row[order[: j + 1]] = True
-            best_c = (float(lp[j]), c, f"level-set({_codes_label(order[: j + 1])})", row)
+            name = f"level-set({_codes_label(order[: j + 1])})"
+            best_c = (float(lp[j]), c, name, row, [(name, row)] + alts)
         return best_c
 
     pool = problem.initial_candidates()
@@ -326,6 +341,7 @@ def run_audit(
     perm = rng.permutation(len(pool))
     pool = sorted((pool[i] for i in perm), key=lambda c: _cost_class(problem, c))
     examined = {id(c): c for c in pool}
+    n0 = int(getattr(problem, "initial_samples", n0))
     n_round = n0
     rounds = 0
     best = None  # (score, candidate, event name, event membership)
@@ -359,8 +375,40 @@ def run_audit(
         pool = survivors + fresh
         n_round *= 2
 
+    # ---- validation: re-rank the top witnesses on fresh samples (removes the winner's curse of
+    # the selection, whose accumulated samples favour lucky candidates) --------------------------
+    top, seen_inputs = [], set()
+    for sc in scores:
+        key = problem.inputs(sc[1])
+        if key not in seen_inputs:
+            seen_inputs.add(key)
+            top.append(sc)
+        if len(top) >= VALIDATION_K:
+            break
+    validated = []
+    if len(top) > 1:
+        for sc in top:
+            a, b = problem.inputs(sc[1])
+            ev = problem.events(sc[1])
+            if seconds is not None:
+                per_run = secs.get(a, 0.0) / max(nsel.get(a, 1), 1) + secs.get(b, 0.0) / max(nsel.get(b, 1), 1)
+                nv = int(validation_share * seconds / len(top) / max(per_run, 1e-9))
+            else:
+                nv = int(validation_share * max_samples / len(top) / 2)
+            if max_samples is not None:
+                nv = min(nv, int(validation_share * max_samples / len(top) / 2))
+            nv = max(n0, nv)
+            ha_v, hb_v = draw(a, nv, ev.n_codes), draw(b, nv, ev.n_codes)
+            for name, row in sc[4] or [(sc[2], sc[3])]:
+                ka_v, kb_v = int(ha_v[row].sum()), int(hb_v[row].sum())
+                v = float(projected_lower_bound(ka_v, nv, kb_v, nv, final_n(a, b), alpha, z=1.0))
+                validated.append((v, (sc[0], sc[1], name, row, None)))
+            bar.update(budget_used() * (seconds or max_samples or 1), f"validation {len(validated)}/{len(top)}")
+        validated.sort(key=lambda x: -x[0])
+        best = validated[0][1]
+
     # ---- estimation phase on fresh samples -------------------------------------------------
-    score_best, cand, event_name, event_row = best
+    score_best, cand, event_name, event_row, _ = best
     a, b = problem.inputs(cand)
     ev = problem.events(cand)
     n_final = final_n(a, b)
@@ -398,6 +446,7 @@ def run_audit(
         input_a=problem.describe_input(a), input_b=problem.describe_input(b), event=event_name,
         family=getattr(cand, "family", ""), count_a=k_a, n_a=na, count_b=k_b, n_b=nb,
         probability_a=k_a / na, probability_a_lower=lo, probability_b=k_b / nb, probability_b_upper=hi,
+        event_codes=tuple(int(x) for x in np.nonzero(event_row)[0]),
     )
     ka, kb = ev.counts(ha), ev.counts(hb)
     per_event = event_estimates(ev.names, ka, na, kb, nb, alpha)
@@ -409,10 +458,16 @@ def run_audit(
         target=target_name, per_event=per_event,
         search={"rounds": rounds, "pairs_examined": len(examined), "selection_top": [
             {"score": sc, "pair": c.to_dict() if hasattr(c, "to_dict") else str(c), "event": name}
-            for sc, c, name, _ in scores[:5]], "projected_bound": score_best, "final_runs_per_stream": na},
+            for sc, c, name, _, _ in scores[:5]], "projected_bound": score_best, "final_runs_per_stream": na},
         method=("two-phase: successive-halving selection, then one pre-registered witness on fresh samples; "
                 "one-sided Clopper-Pearson at alpha/2 per side"),
     )
+
+
+def _norm_isf(x: float) -> float:
+    from scipy import stats
+
+    return float(stats.norm.isf(x))
 
 
 def _cost_class(problem, c) -> int:
