@@ -67,6 +67,16 @@ def numerical_worst(plan, deployment, eps_t, extra_pairs=(), h=0.02):
     return best
 
 
+def witness_true_loss(plan, deployment, witness, h=0.02):
+    """Numerical loss ln(P[E]/P'[E]) of the audit's own witness event (its set of halting codes)."""
+    codes = list(witness["event_codes"])
+    a = halting_distribution(plan, witness["p"], deployment, h=h)[codes].sum()
+    b = halting_distribution(plan, witness["p_prime"], deployment, h=h)[codes].sum()
+    if a <= 0:
+        return -float("inf")
+    return float(np.log(a / b)) if b > 0 else float("inf")
+
+
 def run_audit_cli(config, variant, seconds, seed, epsilon, eps_t):
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "audit.json"
@@ -95,7 +105,8 @@ def main(argv=None):
     epsilon = plan.epsilon
     eps_t = cfg.stream.eps_t if isinstance(cfg.stream.eps_t, float) else cfg.stream.eps_t[0]
     rows = []
-    print(f"{'variant':24s} {'numerical loss':>14s} {'truly non-DP':>12s} {'verdict':>20s} {'bound':>7s} {'time':>6s}")
+    print(f"{'variant':24s} {'numerical loss':>14s} {'truly non-DP':>12s} {'verdict':>20s} {'bound':>7s} "
+          f"{'witness loss':>12s} {'time':>6s}")
     for name in args.variants.split(","):
         d = VARIANTS[name]
         code, wall, res, err = run_audit_cli(args.config, name, args.seconds, args.seed, epsilon, eps_t)
@@ -106,11 +117,14 @@ def main(argv=None):
             num = (float("nan"), None, None, None)
         else:
             num = numerical_worst(plan, d, eps_t, extra)
+        w_loss = witness_true_loss(plan, d, res["witness"]) if res and res.get("witness") else None
+        if w_loss is not None and w_loss > num[0]:
+            num = (w_loss, res["witness"]["event"], "audit witness", (res["witness"]["p"], res["witness"]["p_prime"]))
         non_dp = bool(num[0] > epsilon + TOLERANCE)
         row = {
             "variant": name, "mistake": DESCRIPTIONS[name], "numerical_worst_loss": num[0],
             "numerical_event": num[1], "numerical_direction": num[2], "numerical_pair": num[3],
-            "truly_non_dp": non_dp, "exit_code": code, "wall_seconds": wall,
+            "witness_true_loss": w_loss, "truly_non_dp": non_dp, "exit_code": code, "wall_seconds": wall,
             "verdict": res["verdict"] if res else None,
             "epsilon_lower_bound": res["epsilon_lower_bound"] if res else None,
             "samples": res["samples"] if res else None, "error": err if code == 2 else None,
@@ -118,7 +132,8 @@ def main(argv=None):
         row["ok"] = (row["verdict"] == "violation") == non_dp if res else False
         rows.append(row)
         print(f"{name:24s} {num[0]:14.4f} {str(non_dp):>12s} {str(row['verdict']):>20s} "
-              f"{(row['epsilon_lower_bound'] or 0):7.3f} {wall:6.1f}", flush=True)
+              f"{(row['epsilon_lower_bound'] or 0):7.3f} {(w_loss if w_loss is not None else float('nan')):12.4f} "
+              f"{wall:6.1f}", flush=True)
     summary = {
         "non_dp_variants": sum(r["truly_non_dp"] for r in rows),
         "non_dp_flagged": sum(r["truly_non_dp"] and r["verdict"] == "violation" for r in rows),

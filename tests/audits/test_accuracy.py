@@ -15,12 +15,12 @@ def plan():
 
 
 def test_correct_gtm_accuracy_and_cost(plan):
-    acc = accuracy_audit(SimulatorTarget(plan), plan, steps=(1, 3), n=30_000)
+    acc = accuracy_audit(SimulatorTarget(plan), plan, steps=(1, 3), n=15_000)
     assert all(a.ok for a in acc)
-    c = cost_audit(SimulatorTarget(plan), plan, T=3, n=10_000)
+    c = cost_audit(SimulatorTarget(plan), plan, T=3, n=5_000)
     assert c.mean_evaluations <= c.sum_lambda_max and c.fraction_above_budget_interval[0] == 0.0
 
 
 def test_missing_offset_fails_accuracy(plan):
-    acc = accuracy_audit(SimulatorTarget(plan, variant("no-offset")), plan, steps=(1,), n=30_000)
+    acc = accuracy_audit(SimulatorTarget(plan, variant("no-offset")), plan, steps=(1,), n=15_000)
     assert not acc[0].ok and acc[0].type_II > 0.2

@@ -24,14 +24,14 @@ def _pvalue(dist, codes):
 def test_first_above_law(name):
     m = make(name)
     q = [1, 0, 2, 1, 1, 0, 2, 1, 1, 3]
-    codes = m.sample_codes(q, 200_000, np.random.default_rng(5))
+    codes = m.sample_codes(q, 60_000, np.random.default_rng(5))
     assert _pvalue(first_above_distribution(m, q), codes) > 1e-3
 
 
 def test_vector_law_svt6_and_power_companion():
     m6, m5 = make("SVT6"), make("SVT5")
     q = [1, 0, 2, 1, 1, 0, 2, 1, 1, 3]
-    codes = m6.sample_codes(q, 100_000, np.random.default_rng(5))
+    codes = m6.sample_codes(q, 50_000, np.random.default_rng(5))
     assert _pvalue(vector_distribution(m6, q), codes) > 1e-3
     assert _pvalue(vector_distribution(m5, q), codes) < 1e-3
 
