@@ -259,14 +259,11 @@ class Derivation:
 def derive(config: GTMConfig, progress: Progress | None = None) -> Derivation:
     """Plan every step up to the horizon and check every deterministic claim rigorously."""
     progress = progress or Progress(False)
-    plan = make_plan(config)
+    plan, sps = plan_steps(config)
     g = config.gtm
     T = config.stream.horizon
     rows: list[dict] = []
-    sps = []
-    for t in range(1, T + 1):
-        sp = plan.step(t)
-        sps.append(sp)
+    for t, sp in enumerate(sps, start=1):
         checks = C.step_checks(
             sp, tau1=plan.tau1, mu1=plan.mu1, gamma=g.gamma, parameterization=plan.parameterization,
             epsilon_c=g.epsilon_c, c_h=g.c_h, budget_factor=g.evaluation_budget_factor,
@@ -290,6 +287,19 @@ def derive(config: GTMConfig, progress: Progress | None = None) -> Derivation:
     claims += _purification_claims(config, rows)
     refusals = _refusals(config, plan, rows, claims, progress)
     return Derivation(plan=plan, steps=rows, globals=glob, claims=claims, refusals=refusals)
+
+
+def plan_steps(config: GTMConfig):
+    """The plan and its steps 1..T. A planner that cannot produce a step (float overflow or a numerical
+    failure inside the planner) makes the configuration unplannable: UnsupportedConfiguration."""
+    try:
+        plan = make_plan(config)
+        return plan, [plan.step(t) for t in range(1, config.stream.horizon + 1)]
+    except GTMError:
+        raise
+    except (ArithmeticError, TypeError, ValueError) as exc:
+        raise UnsupportedConfiguration(
+            f"the planner cannot plan this configuration ({type(exc).__name__} in the planner)") from None
 
 
 def _failing_steps(rows: list[dict], *names: str) -> list[int]:
@@ -577,8 +587,8 @@ def _ratio_ok_fast(config: GTMConfig) -> bool:
         scalar = not any(isinstance(getattr(config.stream, n), tuple) for n in ("eps_t", "p_star"))
         ts = [T] if scalar else range(1, T + 1)  # with constant inputs p_bar_t/p*_t decreases in t
         return all(plan.step(t).p_bar >= C.THRESHOLD_RATIO_FLOOR * plan.step(t).p_star for t in ts)
-    except UnsupportedConfiguration:
-        return False
+    except (UnsupportedConfiguration, ArithmeticError, TypeError, ValueError):
+        return False  # the planner cannot plan it: certainly not a working configuration
 
 
 def _scale_eps(config: GTMConfig, k: float) -> GTMConfig:
