@@ -1,0 +1,106 @@
+"""`gtm certify` on the command line: exit codes, output files, --verify, unsafe examples."""
+
+import json
+
+import pytest
+
+from audits.cli import main
+from audits.certify import body_digest
+
+
+def run(argv, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    out = capsys.readouterr()
+    return exc.value.code, out.out, out.err
+
+
+@pytest.fixture(scope="module")
+def cert_files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cert")
+    paths = {"json": d / "cert.json", "html": d / "report.html", "md": d / "report.md"}
+    with pytest.raises(SystemExit) as exc:
+        main(["certify", "examples/default.toml", "--horizon", "25", "--quick", "--seconds", "3", "--seed", "5",
+              "--json", str(paths["json"]), "--report", str(paths["html"]), "--report", str(paths["md"])])
+    paths["code"] = exc.value.code
+    return paths
+
+
+def test_certify_writes_json_and_reports(cert_files):
+    doc = json.loads(cert_files["json"].read_text())
+    body = doc["body"]
+    expected = 0 if body["verdict"] == "certified" else 1
+    assert cert_files["code"] == expected
+    assert body["horizon"] == 25 and len(body["steps"]) == 25
+    assert all(c["witness"]["kind"] for c in body["claims"])
+    assert cert_files["html"].read_text().startswith("<!DOCTYPE html>")
+    assert cert_files["md"].read_text().startswith("# GTM certificate")
+
+
+def test_verify_valid_and_tampered(cert_files, tmp_path, capsys):
+    code, out, _ = run(["certify", "--verify", str(cert_files["json"]), "--no-progress"], capsys)
+    assert code == 0 and out.startswith("valid")
+    doc = json.loads(cert_files["json"].read_text())
+    doc["body"]["steps"][3]["Lambda"] *= 1.5  # edit a certified number...
+    doc["sha256"] = body_digest(doc["body"])  # ...and even recompute the digest
+    bad = tmp_path / "tampered.json"
+    bad.write_text(json.dumps(doc))
+    code, out, _ = run(["certify", "--verify", str(bad), "--no-progress"], capsys)
+    assert code == 1 and out.startswith("tampered") and "Lambda" in out
+
+
+def test_verify_unreadable_is_usage_error(tmp_path, capsys):
+    p = tmp_path / "x.json"
+    p.write_text("not json")
+    code, _, err = run(["certify", "--verify", str(p)], capsys)
+    assert code == 2 and err.startswith("gtm: error:") and len(err.strip().splitlines()) == 1
+
+
+def test_bad_usage_exits_2_without_output(tmp_path, capsys):
+    out = tmp_path / "c.json"
+    code, _, err = run(["certify", "examples/default.toml", "--json", str(out), "--report",
+                        str(tmp_path / "r.pdf")], capsys)
+    assert code == 2 and ".md or .html" in err and not out.exists()
+    code, _, err = run(["certify"], capsys)
+    assert code == 2 and "missing CONFIG" in err
+    code, _, err = run(["certify", "examples/nonexistent.toml"], capsys)
+    assert code == 2 and "not found" in err
+    code, _, err = run(["certify", "examples/default.toml", "--horizon", "0"], capsys)
+    assert code == 2
+    code, _, err = run(["certify", "examples/default.toml", "--verify", "x.json"], capsys)
+    assert code == 2
+
+
+@pytest.mark.parametrize("example,claim,fix", [
+    ("unsafe_purification", "purification.thresholds", "delta_t <="),
+    ("unsafe_vanishing_threshold", "accuracy.rejection-threshold", "eps_t <="),
+    ("unsafe_budget", "cost.budget-exceed", "evaluation_budget_factor >="),
+])
+def test_unsafe_examples_are_refused_with_reasons(example, claim, fix, tmp_path, capsys):
+    out = tmp_path / "c.json"
+    code, text, _ = run(["certify", f"examples/{example}.toml", "--horizon", "20", "--quick", "--no-progress",
+                         "--json", str(out)], capsys)
+    assert code == 1
+    assert "REFUSED" in text and "reason:" in text and fix in text
+    body = json.loads(out.read_text())["body"]
+    assert body["verdict"] == "refused"
+    assert claim in [r["claim_id"] for r in body["refusals"]]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("example", ["unsafe_purification", "unsafe_vanishing_threshold", "unsafe_budget"])
+def test_unsafe_examples_at_their_own_horizon(example, capsys):
+    code, text, _ = run(["certify", f"examples/{example}.toml", "--quick", "--no-progress"], capsys)
+    assert code == 1 and "REFUSED" in text and "fix:" in text
+
+
+@pytest.mark.slow
+def test_default_example_is_certified_quick(tmp_path, capsys):
+    """The issue's bar: `gtm certify examples/default.toml --quick` exits 0, every claim with its witness."""
+    out = tmp_path / "c.json"
+    code, text, _ = run(["certify", "examples/default.toml", "--quick", "--no-progress", "--json", str(out)], capsys)
+    body = json.loads(out.read_text())["body"]
+    assert code == 0, text
+    assert body["verdict"] == "certified"
+    assert all(c["witness"]["kind"] and c["status"] != "witness-unavailable" for c in body["claims"])
+    assert body["provenance"]["timings_seconds"]["total"] <= 120
