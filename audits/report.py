@@ -194,7 +194,7 @@ def audit_events(body: dict) -> list[dict]:
 
 
 def plot_audit(body: dict) -> str | None:
-    events = audit_events(body)
+    events = [e for e in audit_events(body) if math.isfinite(e["estimate"])]
     if not events:
         return None
     claim = next(c for c in body["claims"] if c["id"] == "privacy.audit")
