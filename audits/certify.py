@@ -776,7 +776,7 @@ def budgets_for(quick: bool, seconds: float | None) -> dict:
             raise ConfigError(f"seconds must be > 0, got {seconds!r}")
         total = float(seconds)
     else:
-        total = 40.0 if quick else 400.0
+        total = 30.0 if quick else 400.0
     return {"audit": round(total * 0.5, 3), "exact_search": round(total * 0.3, 3),
             "exact_threshold": round(total * 0.2, 3)}
 

@@ -107,9 +107,9 @@ def test_plan_identities(plan, fake):
 
 
 def test_exact_search_and_audit_verdicts(plan, fake):
-    fake("gtm_core.exact_search", worst_case_search=lambda p, seconds, seed: {"loss": 0.97, "claimed": 1.0})
+    fake("gtm_core.exact_search", worst_case_search=lambda p, **kw: {"loss": 0.97, "claimed": 1.0})
     assert W.exact_search_claim(plan, seconds=1, seed=1).status == "pass"
-    fake("gtm_core.exact_search", worst_case_search=lambda p, seconds, seed: {"loss": 1.2, "claimed": 1.0})
+    fake("gtm_core.exact_search", worst_case_search=lambda p, **kw: {"loss": 1.2, "claimed": 1.0})
     assert W.exact_search_claim(plan, seconds=1, seed=1).status == "fail"
 
     def audit(target, **kw):
