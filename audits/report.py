@@ -199,6 +199,7 @@ def plot_audit(body: dict) -> str | None:
         return None
     claim = next(c for c in body["claims"] if c["id"] == "privacy.audit")
     fig, ax = _figure()
+    fig.subplots_adjust(bottom=0.28)  # room for the rotated event labels
     xs = list(range(len(events)))
     est = [e["estimate"] for e in events]
     lo = [max(0.0, e["estimate"] - e["lower"]) if math.isfinite(e["lower"]) else 0.0 for e in events]
