@@ -782,8 +782,11 @@ def budgets_for(quick: bool, seconds: float | None) -> dict:
 
 
 def certify(config: GTMConfig, *, horizon: int | None = None, quick: bool = False, seconds: float | None = None,
-            seed: int | None = None, progress: bool = True) -> Certificate:
-    """Certify a configuration: every claim with its witness (see the module docstring)."""
+            seed: int | None = None, progress: bool = True, witnesses: bool = True) -> Certificate:
+    """Certify a configuration: every claim with its witness (see the module docstring).
+
+    ``witnesses=False`` skips the external witnesses (lemma checks, exact engine, audit): their claims
+    are then ``witness-unavailable`` and the certificate is not certified (for tests of the engine)."""
     from . import certify_witnesses as W
 
     if not isinstance(config, GTMConfig):
@@ -812,7 +815,8 @@ def certify(config: GTMConfig, *, horizon: int | None = None, quick: bool = Fals
         return Certificate(cfg, [claim], [], {}, [refusal], provenance(seed, seeded, timings, mode, budgets), mode)
     claims = list(d.claims)
     if not d.refusals:
-        claims += W.external_claims(cfg, d.plan, d.steps, quick=quick, budgets=budgets, seed=seed, progress=prog)
+        claims += W.external_claims(cfg, d.plan, d.steps, quick=quick, budgets=budgets, seed=seed, progress=prog,
+                                    skip=not witnesses)
     else:
         prog.say("configuration refused: skipping the statistical and search witnesses")
     timings = prog.finish()

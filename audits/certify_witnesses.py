@@ -37,7 +37,17 @@ def _unavailable(cid: str, category: str, statement: str, kind: str, reason: str
     return Claim(cid, category, statement, {}, Witness(kind, {"unavailable": reason}), "witness-unavailable")
 
 
-def external_claims(config, plan, rows, *, quick: bool, budgets: dict, seed: int, progress) -> list[Claim]:
+def external_claims(config, plan, rows, *, quick: bool, budgets: dict, seed: int, progress,
+                    skip: bool = False) -> list[Claim]:
+    if skip:
+        reason = "skipped on request (certify(witnesses=False))"
+        return [Claim(cid, cat, "External witness skipped on request.", {}, Witness(kind, {"unavailable": reason}),
+                      "witness-unavailable")
+                for cid, cat, kind in (("privacy.lemma-checks", "privacy", "solver-proof"),
+                                       ("privacy.plan-identities", "privacy", "solver-proof"),
+                                       ("privacy.exact-worst-case", "privacy", "exact-engine"),
+                                       ("accuracy.exact-threshold", "accuracy", "exact-engine"),
+                                       ("privacy.audit", "privacy", "audit"))]
     out = []
     progress.stage("lemmas", "lemma checks backing Lemma 17 / Theorem 21 / Theorem 23 (proofs/)")
     out.append(lemma_checks_claim(plan, quick=quick))

@@ -77,7 +77,7 @@ def validate_html(text: str) -> list[str]:
 @pytest.fixture(scope="module")
 def doc():
     cfg = GTMConfig.load("examples/purified.toml")
-    cert = certify(cfg, horizon=30, quick=True, seconds=2, seed=3, progress=False)
+    cert = certify(cfg, horizon=30, quick=True, seconds=2, seed=3, progress=False, witnesses=False)
     return json.loads(cert.to_json())
 
 
