@@ -59,8 +59,8 @@ def budget_exceed_probability(budget: int, *, s: int, rho: float, eps_t: float, 
     """An upper bound on Pr[N_t > budget] (unconditional): min over L of
     Pr[lambda_t > L] + Pr[Po(L) > budget]."""
     if eps_t == 0:
-        return float(stats.poisson.sf(budget, rho))
+        return float(stats.poisson.sf(float(budget), rho))  # float: budgets can exceed int64
     grid = budget * np.geomspace(0.05, 0.999, 160)
     tails = lambda_tail(grid, s=s, rho=rho, eps_t=eps_t, tau1=tau1, mu1=mu1, tau2=tau2)
-    total = tails + stats.poisson.sf(budget, grid)
+    total = tails + stats.poisson.sf(float(budget), grid)
     return float(min(1.0, total.min()))

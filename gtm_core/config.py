@@ -56,6 +56,11 @@ _GTM_KEYS = {
     "evaluation_budget_factor",
 }
 _STREAM_KEYS = {"eps_t", "delta_t", "p_star", "horizon"}
+_REQUIRED_BY = {
+    "theorem21": ("epsilon", "theta"),
+    "exact": ("epsilon", "theta"),
+    "theorem23": ("epsilon_c", "c_h"),
+}
 
 
 def _per_step(name: str, value: Any, horizon: int, check) -> float | tuple[float, ...]:
@@ -228,6 +233,11 @@ class GTMConfig:
         for key in ("gamma", "beta"):
             if key not in g:
                 raise ConfigError(f"missing key [gtm].{key}")
+        for key in _REQUIRED_BY.get(g["parameterization"], ()):
+            if key not in g:
+                raise ConfigError(
+                    f"missing key [gtm].{key} (required by parameterization {g['parameterization']!r})"
+                )
         return cls(gtm=GTMParameters(**g), stream=StreamParameters(**s), source=source)
 
     @classmethod

@@ -5,6 +5,15 @@ computes with mpmath at that many decimal digits (see :mod:`gtm_core.numeric`).
 The same source code serves both, so the float64 path and the golden values
 cannot drift apart. Integer-valued results (thresholds ``c``) are Python ints.
 
+Float64 policy: a result beyond the float64 range raises ``OverflowError`` (the
+planners turn it into a typed ``UnsupportedConfiguration``); it is never silently
+returned as a wrong finite number. Where the printed formula subtracts nearly equal
+terms, the function evaluates an algebraically equal cancellation-free form
+(lambda_right, the truncated Pareto moments); where the *value* itself is
+ill-conditioned (lambda_right near its validity boundary, Theorem 29's bound near
+zero) tests/gtm_core/test_formulas.py pins the loss and its explanation.
+Golden values: tests/golden/formulas.json (generator next to it).
+
 Paper: "Near-Optimal Generalized Private Testing" (Chaturvedi, Henzinger,
 Upadhyay), ``shared/paper/gtm-paper.txt``.
 """
@@ -98,12 +107,17 @@ def lambda_right(x, alpha, *, dps: int | None = None):
 
     Lemma 10(3b): if c + 1 >= 2 ln(1/alpha) and lambda <= lambda^r(c, alpha) then
     Pr[Po(lambda) >= c + 1] <= alpha.
+
+    Evaluated as y (y - 2L) / (y + sqrt(2 y L)), y = x + 1, which is the same number
+    without the subtraction of two nearly equal terms. Near the validity boundary
+    y = 2L the value itself is ill-conditioned in L (relative condition number
+    ~ sqrt(2yL) / (2 lambda^r)): no formula can do better there in float64.
     """
     m = backend(dps)
     with m.context():
         y = m.num(x) + 1
         L = -m.log(m.num(alpha))
-        return y - m.sqrt(2 * y * L)
+        return y * (y - 2 * L) / (y + m.sqrt(2 * y * L))
 
 
 def right_tail_valid(x, alpha, *, dps: int | None = None) -> bool:
@@ -136,15 +150,36 @@ def lemma11_root(alpha, beta, gamma, *, dps: int | None = None):
 def lemma11_threshold(alpha, beta, gamma, *, dps: int | None = 50) -> int:
     """Lemma 11: c = max(floor(2 max(A, B)), ceil(r^2)).
 
-    Computed at ``dps`` digits (default 50) because floor/ceil must be exact;
-    float64 (``dps=None``) is allowed but can be off by one at integer ties.
+    (The first term never wins: r >= sqrt(2A) + gamma sqrt(2B) >= sqrt(2 max(A, B)),
+    so c = ceil(r^2); we keep the paper's expression.)
+
+    Computed at ``dps`` digits (default 50) because floor/ceil must be exact: if
+    2 max(A, B) or r^2 lies within 10^-(dps-10) (relative) of an integer, the
+    computation is repeated at twice the precision (up to 800 digits), so the
+    rounding direction is never decided by the last digits. float64
+    (``dps=None``) is allowed but can be off by one at such near-ties.
     """
-    m = backend(dps)
-    with m.context():
-        A = -m.log(m.num(alpha))
-        B = -m.log(m.num(beta))
-        r = lemma11_root(alpha, beta, gamma, dps=dps)
+    if dps is None:
+        m = backend(None)
+        A, B = -m.log(m.num(alpha)), -m.log(m.num(beta))
+        r = lemma11_root(alpha, beta, gamma)
         return int(max(m.floor(2 * max(A, B)), m.ceil(r * r)))
+    backend(dps)  # validates dps
+    digits = int(dps)
+    while True:
+        m = backend(digits)
+        with m.context():
+            A, B = -m.log(m.num(alpha)), -m.log(m.num(beta))
+            r = lemma11_root(alpha, beta, gamma, dps=digits)
+            lo, hi = 2 * max(A, B), r * r
+            tol = m.power(10, -(digits - 10)) * max(1, hi)
+            if min(abs(lo - round(lo)), abs(hi - round(hi))) > tol:
+                return int(max(m.floor(lo), m.ceil(hi)))
+        if digits >= 800:
+            raise ArithmeticError(
+                f"Lemma 11 threshold undecided at {digits} digits (an exact integer tie?)"
+            )
+        digits *= 2
 
 
 # ---------------------------------------------------------------------------
@@ -221,6 +256,8 @@ def rejection_threshold(p_star, gamma, Lambda, *, dps: int | None = None):
     """Theorems 21(2) and 23(2): p_bar = max(p*/(gamma Lambda), 1 - gamma Lambda (1 - p*)).
 
     The first term is the direct variant (s=+1), the second the flipped one (s=-1).
+    No cancellation: the flipped term wins only when x = gamma Lambda <= p*/(1-p*),
+    and then it is >= 1 - p*.
     """
     m = backend(dps)
     with m.context():
@@ -464,19 +501,31 @@ def pareto_moment(k, sigma, *, dps: int | None = None):
 
 
 def pareto_truncated_mean(sigma, W, *, dps: int | None = None):
-    """Lemma 12(3a): E[min(w, W)] = sigma/(sigma-1) - W^{1-sigma}/(sigma-1), sigma > 1, W >= 1."""
+    """Lemma 12(3a): E[min(w, W)] = sigma/(sigma-1) - W^{1-sigma}/(sigma-1), W >= 1.
+
+    The paper states it for sigma > 1; the identity holds for every sigma > 0 with
+    the limit 1 + ln W at sigma = 1. Evaluated as 1 - expm1((1-sigma) ln W)/(sigma-1),
+    the same number without the cancellation of two terms ~ 1/(sigma-1) near sigma = 1.
+    """
     m = backend(dps)
     with m.context():
         s = m.num(sigma)
-        return s / (s - 1) - m.power(m.num(W), 1 - s) / (s - 1)
+        lw = m.log(m.num(W))
+        if s == 1:
+            return 1 + lw
+        return 1 - m.expm1((1 - s) * lw) / (s - 1)
 
 
 def pareto_truncated_second_moment(sigma, W, *, dps: int | None = None):
-    """Lemma 12(3b): E[min(w, W)^2] = (2 W^{2-sigma} - sigma)/(2 - sigma) (sigma != 2), 2 ln W + 1 (sigma = 2)."""
+    """Lemma 12(3b): E[min(w, W)^2] = (2 W^{2-sigma} - sigma)/(2 - sigma) (sigma != 2), 2 ln W + 1 (sigma = 2).
+
+    Evaluated as 1 + 2 expm1((2-sigma) ln W)/(2-sigma): the same number, continuous
+    through sigma = 2 and free of cancellation there.
+    """
     m = backend(dps)
     with m.context():
         s = m.num(sigma)
-        WW = m.num(W)
+        lw = m.log(m.num(W))
         if s == 2:
-            return 2 * m.log(WW) + 1
-        return (2 * m.power(WW, 2 - s) - s) / (2 - s)
+            return 2 * lw + 1
+        return 1 + 2 * m.expm1((2 - s) * lw) / (2 - s)

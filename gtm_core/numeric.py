@@ -4,7 +4,8 @@ Each formula in :mod:`gtm_core.formulas` takes a keyword ``dps``:
 
 * ``dps=None`` (default): float64, via :mod:`math`.
 * ``dps=N``: mpmath at ``N`` decimal digits; inputs are converted with
-  ``mpmath.mpf`` (strings such as ``"0.05"`` are taken exactly as decimals).
+  ``mpmath.mpf``: floats exactly (their binary value), strings such as ``"0.05"``
+  as the decimal number, correctly rounded to the working precision.
 
 The backend object exposes the handful of elementary functions the paper uses.
 """

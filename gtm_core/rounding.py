@@ -74,10 +74,20 @@ def _hi(x) -> mpmath.mpf:
 
 
 def _nudge(x: float, ok, direction: float) -> float:
-    for _ in range(_MAX_NUDGES):
+    """Move x in `direction` until ok(x). One ulp at a time at first, then doubling the
+    stride: a float computed as exp(large) can be hundreds of ulps short (the relative error
+    of the exponent is multiplied by its size), which single-ulp steps would not reach.
+    `ok` is monotone in the safe direction, so overshooting only makes x more conservative
+    (by at most the size of the last stride)."""
+    stride = 1
+    for i in range(_MAX_NUDGES):
         if ok(x):
             return x
-        x = math.nextafter(x, direction)
+        if i < 8:
+            x = math.nextafter(x, direction)
+        else:
+            x = x + math.copysign(stride * math.ulp(x), direction)
+            stride *= 2
     raise ArithmeticError("directed rounding did not converge")  # pragma: no cover - float64 suffices
 
 

@@ -10,12 +10,21 @@ from typing import Any
 from .errors import InvalidParameter
 
 
+def _show(value: Any, limit: int = 60) -> str:
+    """repr(value), shortened so an error message stays one readable line."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[: limit - 20]}...{text[-12:]} ({len(text)} chars)"
+
+
 def _as_real(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InvalidParameter(f"{name} must be a real number, got {value!r}")
-    x = float(value)
+        raise InvalidParameter(f"{name} must be a real number, got {_show(value)}")
+    try:
+        x = float(value)
+    except OverflowError:  # e.g. a 400-digit TOML integer
+        raise InvalidParameter(f"{name} must be finite, got {_show(value)}") from None
     if math.isnan(x) or math.isinf(x):
-        raise InvalidParameter(f"{name} must be finite, got {value!r}")
+        raise InvalidParameter(f"{name} must be finite, got {_show(value)}")
     return x
 
 
