@@ -310,8 +310,11 @@ def _json_pretty(obj) -> str:
 
 _CSS = """
 body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
-table{border-collapse:collapse;margin:1em 0;font-size:0.9em}
-th,td{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}
+table{border-collapse:collapse;margin:1em 0;font-size:0.9em;width:100%}
+th,td{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+td small{color:#555}
+td:first-child{white-space:nowrap}
+table.claims td:nth-child(2),table.claims td:nth-child(3){white-space:nowrap}
 th{background:#f3f3f3}
 .verdict{padding:0.8em 1em;border-radius:6px;font-weight:bold}
 .certified{background:#e3f6e3;border:1px solid #4a4}
@@ -352,15 +355,16 @@ def render_html(doc: dict) -> str:
                      f"<strong>fix</strong>: {_e(r['fix'])}</li>")
         p.append("</ul>")
     p.append("<h2>Claims</h2>")
-    p.append("<table><thead><tr><th>status</th><th>claim</th><th>category</th><th>witness</th><th>statement</th>"
-             "<th>values</th></tr></thead><tbody>")
+    p.append('<table class="claims"><thead><tr><th>status</th><th>claim</th><th>witness</th>'
+             "<th>statement and values</th></tr></thead><tbody>")
     for c in body["claims"]:
         wit = _e(c["witness"]["kind"])
         if c["status"] == "witness-unavailable":
             wit += "<br><small>" + _e(c["witness"]["details"].get("unavailable", "")) + "</small>"
+        vals = _compact_values(c["values"])
         p.append(f'<tr><td class="{_e(c["status"])}">{_e(_STATUS_WORD.get(c["status"], c["status"]))}</td>'
-                 f"<td><code>{_e(c['id'])}</code></td><td>{_e(c['category'])}</td><td>{wit}</td>"
-                 f"<td>{_e(c['statement'])}</td><td>{_e(_compact_values(c['values']))}</td></tr>")
+                 f"<td><code>{_e(c['id'])}</code><br><small>{_e(c['category'])}</small></td><td>{wit}</td>"
+                 f"<td>{_e(c['statement'])}" + (f"<br><small>{_e(vals)}</small>" if vals else "") + "</td></tr>")
     p.append("</tbody></table>")
     if steps:
         counts = _check_counts(steps)

@@ -139,3 +139,33 @@ def test_markdown_report_of_a_refused_configuration():
     text = render_markdown(json.loads(cert.to_json()))
     assert text.startswith("# GTM certificate: REFUSED")
     assert "**fix**: smallest change that works: delta_t <=" in text
+
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.mark.slow
+def test_html_report_renders_in_headless_chromium(doc, tmp_path):
+    """Render the report in Debian's Chromium (installs nothing: `apt-get install chromium` first) and
+    check the screenshot is a real page: right size, not blank, with the plots' colours in it."""
+    import os
+    import subprocess
+
+    import numpy as np
+
+    assert os.path.exists(CHROMIUM), "this slow test needs Debian's chromium at /usr/bin/chromium"
+    page = tmp_path / "report.html"
+    page.write_text(render_html(_with_audit_events(doc)))
+    shot = tmp_path / "shot.png"
+    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+           "--disable-background-networking", "--disable-component-update", "--disable-sync",
+           f"--user-data-dir={tmp_path / 'profile'}", "--hide-scrollbars", "--window-size=1200,9000",
+           f"--screenshot={shot}", page.as_uri()]
+    subprocess.run(cmd, check=True, timeout=120, capture_output=True)
+    img = mpimg.imread(shot)
+    assert img.shape[0] == 9000 and img.shape[1] == 1200
+    rgb = img[..., :3]
+    assert rgb.std() > 0.05  # not a blank page
+    # matplotlib's default blue (#1f77b4) from the embedded plots is on the screen
+    blue = np.array([0x1F, 0x77, 0xB4]) / 255
+    assert (np.abs(rgb - blue).max(axis=-1) < 0.06).sum() > 200
