@@ -243,3 +243,15 @@ def test_unreadable_certificates(tmp_path, text):
         load_document(p)
     with pytest.raises(CertificateUnreadable):
         load_document(tmp_path / "missing.json")
+
+
+def test_numbers_from_another_platform_are_mismatched_not_valid(document):
+    def edit(b):
+        b["provenance"]["platform"] = "some-other-os"
+        b["steps"][2]["rho"] = b["steps"][2]["rho"] * (1 + 2**-52)  # a last-bit difference
+
+    doc = _tamper(document, edit)
+    doc["sha256"] = body_digest(doc["body"])
+    v = verify_document(doc)
+    assert v.status == "mismatched" and not v.valid
+    assert any("rho" in p for p in v.problems)
