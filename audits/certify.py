@@ -769,6 +769,19 @@ def provenance(seed: int, seeded: bool, timings: dict, mode: str, budgets: dict)
 # ---------------------------------------------------------------------------
 
 
+def _require_planner(name: str) -> None:
+    """A parameterisation without a planner in this installation is bad input (exit 2), not a refusal."""
+    from gtm_core import planners
+
+    if name == "exact" and name not in planners.STEP_PLANNERS:
+        try:
+            import gtm_core.exact_calibration  # noqa: F401  (registers "exact")
+        except ImportError:
+            pass
+    if name not in planners.STEP_PLANNERS:
+        raise UnsupportedConfiguration(f"parameterization {name!r} has no planner in this installation")
+
+
 def budgets_for(quick: bool, seconds: float | None) -> dict:
     """Time budgets of the statistical and search witnesses."""
     if seconds is not None:
@@ -800,6 +813,7 @@ def certify(config: GTMConfig, *, horizon: int | None = None, quick: bool = Fals
 
         seed = secrets.randbits(63)
     cfg = effective_config(config, horizon)
+    _require_planner(cfg.gtm.parameterization)
     T = cfg.stream.horizon
     prog.stage("derive", f"planning and checking {T} steps rigorously ({cfg.gtm.parameterization}, {mode})")
     try:
