@@ -143,7 +143,9 @@ def test_parameterization_without_planner_is_bad_input(tmp_path, capsys):
     from gtm_core import planners
 
     cfg = tmp_path / "exact.toml"
-    cfg.write_text(open("examples/default.toml").read().replace('"theorem21"', '"exact"'))
+    from pathlib import Path
+
+    cfg.write_text(Path("examples/default.toml").read_text().replace('"theorem21"', '"exact"'))
     code, _, err = run(["certify", str(cfg), "--horizon", "5", "--quick", "--no-progress"], capsys)
     if "exact" in planners.STEP_PLANNERS or _has("gtm_core.exact_calibration"):
         assert code in (0, 1)  # the exact-tail planner is installed: it is certified or refused, never crashes
