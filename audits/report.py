@@ -116,12 +116,24 @@ def _thin(steps: list[dict], points: int = 200) -> list[dict]:
     return [steps[i] for i in idx]
 
 
-def plot_thresholds(steps: list[dict]) -> str:
+def exact_thresholds(body: dict) -> dict:
+    """{t: (paper p_bar, exact p_bar)} from the exact engine's claim, if it ran."""
+    for c in body.get("claims", []):
+        if c.get("id") == "accuracy.exact-threshold" and c.get("status") != "witness-unavailable":
+            return {int(t): (v["p_bar_paper"], v["p_bar_exact"])
+                    for t, v in (c.get("values", {}).get("thresholds") or {}).items()}
+    return {}
+
+
+def plot_thresholds(steps: list[dict], exact: dict | None = None) -> str:
     steps = _thin(steps)
     fig, ax = _figure()
     t = [r["t"] for r in steps]
     ax.plot(t, [r["p_star"] for r in steps], label="p*_t (halts at or above)")
     ax.plot(t, [r["p_bar"] for r in steps], label="p_bar_t (continues at or below)")
+    if exact:
+        ts = sorted(exact)
+        ax.plot(ts, [exact[x][1] for x in ts], "o", ms=5, label="exact rejection threshold (exact engine)")
     if any(r.get("delta_t", 0) > 0 for r in steps):
         ax.plot(t, [max(r["continue_threshold"], 1e-300) for r in steps], "--",
                 label="p_bar_t - phi_t (purified)")
@@ -220,7 +232,7 @@ def plots(body: dict) -> list[tuple[str, str | None]]:
     steps = body.get("steps") or []
     out: list[tuple[str, str | None]] = []
     if steps:
-        out.append(("Thresholds p*_t and p_bar_t", plot_thresholds(steps)))
+        out.append(("Thresholds p*_t and p_bar_t", plot_thresholds(steps, exact_thresholds(body))))
         out.append(("lambda_t range", plot_lambda_range(steps)))
         out.append(("Evaluations per step", plot_evaluations(steps)))
     out.append(("Audit per-event losses", plot_audit(body)))
@@ -279,6 +291,12 @@ def render_markdown(doc: dict) -> str:
                 f"{_fmt(r['p_bar'])} | [{_fmt(lr[0])}, {_fmt(lr[1])}] | {_fmt(r['expected_evaluations'])} | "
                 f"{r['evaluation_budget']} | {_fmt(r['budget_exceed_upper'])} |")
         lines.append("")
+        ex = exact_thresholds(body)
+        if ex:
+            lines += ["Exact rejection thresholds (exact engine, where tighter than the paper's):", "",
+                      "| t | p_bar (paper) | p_bar (exact) | gain |", "|---|---|---|---|"]
+            lines += [f"| {t} | {_fmt(a)} | {_fmt(b)} | {_fmt(b / a if a else None)} |" for t, (a, b) in sorted(ex.items())]
+            lines.append("")
     lines += ["## Plots", ""]
     for title, png in plots(body):
         if png is None:
@@ -386,6 +404,14 @@ def render_html(doc: dict) -> str:
                      r["budget_exceed_upper"]]
             p.append("<tr>" + "".join(f"<td>{_e(x)}</td>" for x in cells) + "</tr>")
         p.append("</tbody></table>")
+        ex = exact_thresholds(body)
+        if ex:
+            p.append("<p>Exact rejection thresholds (exact engine, where tighter than the paper's):</p>")
+            p.append("<table><thead><tr><th>t</th><th>p_bar (paper)</th><th>p_bar (exact)</th><th>gain</th>"
+                     "</tr></thead><tbody>")
+            for t, (a, b) in sorted(ex.items()):
+                p.append(f"<tr><td>{t}</td><td>{_e(a)}</td><td>{_e(b)}</td><td>{_e(b / a if a else None)}</td></tr>")
+            p.append("</tbody></table>")
     p.append("<h2>Plots</h2>")
     for title, png in plots(body):
         p.append(f"<h3>{_e(title)}</h3>")

@@ -91,6 +91,13 @@ def _with_audit_events(doc):
                    "events": [{"event": f"halt={k}", "loss": 0.1 * k, "lower": 0.05 * k, "upper": 0.15 * k}
                               for k in range(1, 8)]},
     })
+    d["body"]["claims"] = [c for c in d["body"]["claims"] if c["id"] != "accuracy.exact-threshold"]
+    d["body"]["claims"].append({
+        "id": "accuracy.exact-threshold", "category": "accuracy", "statement": "exact", "status": "info",
+        "witness": {"kind": "exact-engine", "details": {}},
+        "values": {"thresholds": {"1": {"p_bar_paper": 0.02, "p_bar_exact": 0.03}, "10": {"p_bar_paper": 0.005,
+                                                                                       "p_bar_exact": 0.0075}}},
+    })
     return d
 
 
@@ -115,6 +122,7 @@ def test_html_report_embeds_four_plots_with_audit_events(doc):
     assert text.count("data:image/png;base64,") == 4
     assert "<script>" not in text  # statements are escaped
     assert len(audit_events(d["body"])) == 7
+    assert "Exact rejection thresholds" in text and "<td>0.0075</td>" in text
 
 
 def test_validator_rejects_broken_pages(html_text):
