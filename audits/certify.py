@@ -33,10 +33,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from fractions import Fraction
 from importlib import metadata
-from typing import Any, Callable
+from typing import Any
 
 from gtm_core import GTMConfig, __version__, make_plan
-from gtm_core import formulas as F
 from gtm_core.errors import ConfigError, GTMError, UnsupportedConfiguration
 
 from . import certify_checks as C

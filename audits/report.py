@@ -199,7 +199,8 @@ def audit_events(body: dict) -> list[dict]:
             hi = e.get("upper", e.get("loss_upper", e.get("upper_bound")))
             if est is None and lo is None:
                 continue
-            out.append({"label": str(e.get("event", e.get("label", i))), "estimate": _num(est if est is not None else lo),
+            out.append({"label": str(e.get("event", e.get("label", i))),
+                        "estimate": _num(est if est is not None else lo),
                         "lower": _num(lo if lo is not None else est), "upper": _num(hi if hi is not None else est)})
         return out
     return []
@@ -278,7 +279,8 @@ def render_markdown(doc: dict) -> str:
         lines += ["## Per-step checks", ""]
         counts = _check_counts(steps)
         all_ok = all(a == p for _, a, p in counts)
-        lines.append(f"**{'All ' + str(len(steps)) + ' steps pass every applicable check.' if all_ok else 'Some steps fail:'}**")
+        verdict_line = f"All {len(steps)} steps pass every applicable check." if all_ok else "Some steps fail:"
+        lines.append(f"**{verdict_line}**")
         lines += ["", "| check | steps checked | passing |", "|---|---|---|"]
         lines += [f"| {n} | {a} | {p} |" for n, a, p in counts]
         lines += ["", "Sampled steps (full table in the JSON certificate):", "",
@@ -295,7 +297,8 @@ def render_markdown(doc: dict) -> str:
         if ex:
             lines += ["Exact rejection thresholds (exact engine, where tighter than the paper's):", "",
                       "| t | p_bar (paper) | p_bar (exact) | gain |", "|---|---|---|---|"]
-            lines += [f"| {t} | {_fmt(a)} | {_fmt(b)} | {_fmt(b / a if a else None)} |" for t, (a, b) in sorted(ex.items())]
+            lines += [f"| {t} | {_fmt(a)} | {_fmt(b)} | {_fmt(b / a if a else None)} |"
+                      for t, (a, b) in sorted(ex.items())]
             lines.append("")
     lines += ["## Plots", ""]
     for title, png in plots(body):
@@ -388,8 +391,8 @@ def render_html(doc: dict) -> str:
         counts = _check_counts(steps)
         all_ok = all(a == q for _, a, q in counts)
         p.append("<h2>Per-step checks</h2>")
-        p.append(f"<p><strong>{'All ' + str(len(steps)) + ' steps pass every applicable check.' if all_ok else 'Some steps fail.'}"
-                 "</strong></p>")
+        verdict_line = f"All {len(steps)} steps pass every applicable check." if all_ok else "Some steps fail."
+        p.append(f"<p><strong>{verdict_line}</strong></p>")
         p.append("<table><thead><tr><th>check</th><th>steps checked</th><th>passing</th></tr></thead><tbody>")
         for n, a, q in counts:
             p.append(f"<tr><td>{_e(n)}</td><td>{a}</td><td>{q}</td></tr>")

@@ -97,8 +97,11 @@ def test_missing_witness_modules_are_unavailable(plan, monkeypatch):
 
 def test_plan_identities(plan, fake):
     rows = [plan.step(t).to_dict() for t in range(1, 13)]
-    res = lambda ok: types.SimpleNamespace(ok=ok, failed=lambda: [types.SimpleNamespace(name="1/tau_1 + 2/tau_2 = eps")],  # noqa: E731
-                                           to_dict=lambda: {"claims": [{"name": "1/tau_1 + 2/tau_2 = eps"}]})
+    def res(ok):
+        name = "1/tau_1 + 2/tau_2 = eps"
+        return types.SimpleNamespace(ok=ok, failed=lambda: [types.SimpleNamespace(name=name)],
+                                     to_dict=lambda: {"claims": [{"name": name}]})
+
     fake("proofs.instantiate", check_plan_identities=lambda p, t: res(True))
     assert W.plan_identities_claim(plan, rows, progress=Progress(False)).status == "pass"
     fake("proofs.instantiate", check_plan_identities=lambda p, t: res(t != 7))
