@@ -21,8 +21,8 @@ _MARK = {"pass": "PASS", "fail": "FAIL", "witness-unavailable": "N/A!", "not-app
          "info": "info", "recorded": "rec"}
 
 
-def summary(cert: Certificate) -> str:
-    lines = [f"gtm certify: {cert.config.source or 'configuration'}  parameterization="
+def summary(cert: Certificate, label: str | None = None) -> str:
+    lines = [f"gtm certify: {label or cert.config.source or 'configuration'}  parameterization="
              f"{cert.config.gtm.parameterization}  horizon={cert.horizon}  mode={cert.mode}  "
              f"config sha256={cert.config.digest()[:16]}"]
     lines.append(f"{'status':<6} {'claim':<34} {'witness':<20} statement")
@@ -102,5 +102,5 @@ def command(config_path, horizon, quick, json_path, report_paths, seed, seconds,
         body = cert.document()
         for path, kind in reports:
             write_atomic(path, render_html(body) if kind == "html" else render_markdown(body))
-    click.echo(summary(cert))
+    click.echo(summary(cert, config_path))
     raise click.exceptions.Exit(EXIT_OK if cert.passed else EXIT_CHECK_FAILED)
