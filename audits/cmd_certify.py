@@ -73,6 +73,8 @@ def command(config_path, horizon, quick, json_path, report_paths, seed, seconds,
     if verify_path is not None:
         if config_path is not None:
             raise UsageFailure("--verify takes a certificate, not a configuration")
+        if json_path or report_paths or horizon or quick or seed is not None or seconds is not None:
+            raise UsageFailure("--verify takes no other options (except --no-progress)")
         doc = load_document(verify_path)
         result = verify_document(doc, progress=not no_progress)
         if result.valid:
