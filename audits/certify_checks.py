@@ -191,8 +191,8 @@ def step_checks(sp, *, tau1: float, mu1: float, gamma: float, parameterization: 
         out["threshold_positive"] = bool(p_bar > 0) and bool(p_bar < p_star)
         out["threshold_ratio"] = bool(p_bar >= exact(THRESHOLD_RATIO_FLOOR) * p_star)
 
-        # flipping rule of Theorem 21/23 (exact rationals)
-        if chernoff:
+        # flipping rule of Theorem 21/23, kept by the exact-tail planner (exact rationals)
+        if parameterization in ("theorem21", "theorem23", "exact"):
             x = Fraction(gamma) * Fraction(sp.Lambda)
             ps = Fraction(sp.p_star)
             out["flipping_rule"] = (sp.s == 1) == (x * (1 - ps) > ps)

@@ -255,3 +255,14 @@ def test_numbers_from_another_platform_are_mismatched_not_valid(document):
     v = verify_document(doc)
     assert v.status == "mismatched" and not v.valid
     assert any("rho" in p for p in v.problems)
+
+
+def test_exact_tail_planner_is_certified_by_exact_poisson_tails():
+    cfg = _cfg().with_changes(parameterization="exact", horizon=20)
+    cert = certify(cfg, quick=True, seconds=1, seed=1, progress=False, witnesses=False)
+    ids = {c.id: c for c in cert.claims}
+    for cid in ("accuracy.lemma11", "accuracy.lemma20-halting", "accuracy.lemma20-continuation"):
+        assert ids[cid].status == "not-applicable"  # Chernoff thresholds are not what this planner uses
+    assert ids["accuracy.poisson-tails"].status == "pass" and ids["accuracy.poisson-tails"].values["steps_checked"] == 20
+    assert ids["privacy.pure-epsilon"].status == "pass"
+    assert not cert.refusals
