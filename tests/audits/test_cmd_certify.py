@@ -160,3 +160,10 @@ def test_parameterization_without_planner_is_bad_input(tmp_path, capsys, monkeyp
         assert code in (0, 1)  # the exact-tail planner is installed: it is certified or refused, never crashes
     else:
         assert code == 2 and "no planner" in err
+
+
+def test_progress_goes_to_stderr(capsys):
+    code, out, err = run(["certify", "examples/unsafe_purification.toml", "--horizon", "5", "--quick"], capsys)
+    assert code == 1
+    assert "certify [" in err and "planning and checking 5 steps" in err
+    assert "certify [" not in out
