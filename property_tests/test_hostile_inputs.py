@@ -517,7 +517,7 @@ def _verbs():
 
 
 def test_every_verb_is_in_the_campaign():
-    known = {"plan", "deploy"}
+    known = {"plan", "deploy", "prove"}
     for verb in _verbs():
         r = cli_case([verb, "--help"])
         assert r.exit_code == 0
@@ -609,6 +609,22 @@ def test_cli_deploy_status_and_step(sub, opt, v):
         for n in os.listdir(_CLI_STATE_DIR):
             os.unlink(_CLI_STATE_DIR / n)
     assert r.exit_code in (0, 2)
+
+
+@_settings(40)
+@given(lemma=st.sampled_from(["zz-no-such-lemma", "lemma99", "", "--", "lemma11.999", "\x00"]),
+       opt=st.sampled_from([None, "--seconds", "--json"]),
+       v=st.sampled_from(["nan", "-1", "0", "inf", "x", "", "/nonexistent/dir/o.json", "/proc/o.json", "."]))
+def test_cli_prove(lemma, opt, v):
+    """`gtm prove` with hostile lemma names and options (never a real lemma: those run solvers)."""
+    if "prove" not in cli.commands:
+        return
+    out = _SCRATCH / "prove.json"
+    args = ["prove", lemma] + ([] if opt is None else [opt, v])
+    if opt != "--json":
+        args += ["--json", out]
+    r = cli_case(args, json_path=out if opt != "--json" else None)
+    assert r.exit_code == 2, (args, r.exit_code, r.output)
 
 
 def test_real_subprocess_runs():

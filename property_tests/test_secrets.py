@@ -64,7 +64,13 @@ CONFIG_MU1 = make_plan(CONFIG).mu1
 PATTERNS = _patterns()
 
 
+_NOISE = re.compile(r"[0-9a-f]{64}|/[^\s\"',]*|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+\-0-9:Z]*")
+
+
 def leaks(text: str) -> list[str]:
+    """Sentinels found in text, after removing what can contain digits by chance (SHA-256/HMAC
+    digests, file paths such as /tmp/pytest-of-root/pytest-199/..., timestamps)."""
+    text = _NOISE.sub(" ", text)
     return [p.pattern for p in PATTERNS if p.search(text)]
 
 
@@ -86,6 +92,7 @@ def sentinel_mechanism(k_plus):
 def test_the_search_finds_planted_values_power_companion():
     assert leaks(f"eta1={ETA1!r}") and leaks(f"N={N_T}") and leaks(f"{ETA1:.4g}")
     assert leaks(f"K_t={K_CONTINUE}") and not leaks("t=1 c=282 budget=29657")
+    assert not leaks("/tmp/pytest-of-root/pytest-199/x " + "a199b" * 13 + "abcd")  # scrubbed noise
 
 
 def test_api_channels(tmp_path, caplog):

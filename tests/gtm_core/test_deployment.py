@@ -244,9 +244,9 @@ def test_mechanism_that_raises_fails_the_deployment(state):
         dep.step(never)
         with pytest.raises(MechanismError) as info:
             dep.step(boom)
-        assert "4242" not in str(info.value)
+        assert "data-dependent detail" not in str(info.value)
     _assert_failed_on_disk(state, "mechanism_error", 2)
-    assert "4242" not in state.read_text()
+    assert "data-dependent detail" not in state.read_text()  # (digits could occur in a digest by chance)
 
 
 @pytest.mark.parametrize("value", [0, 2, "1", None, 0.5, float("nan")])
