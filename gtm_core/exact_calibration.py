@@ -29,7 +29,7 @@ from __future__ import annotations
 import functools
 import math
 
-from flint import arb, ctx
+from flint import arb
 from scipy import special
 
 from . import formulas as F

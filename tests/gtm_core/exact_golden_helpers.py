@@ -132,18 +132,18 @@ def nested_gauss_legendre(plan, p, dps: int = 40, nodes: int = 40):
         xs, ws = zip(*[(mpmath.mpf(x), mpmath.mpf(w)) for x, w in _gl(nodes, dps + 15)])
 
         def panels(breaks, end):
-            edges = sorted({mpmath.mpf(0), *[b for b in breaks if 0 < b < end]})
+            # widths grow with the distance to the nearest break point: 0.5 next to a break
+            # (the Poisson CDF turns there), at most 0.25 * distance, at most 16
+            pts = sorted({mpmath.mpf(0), *[b for b in breaks if 0 < b < end]})
             out = []
-            for a, b in zip(edges, edges[1:] + [end]):
-                # split each gap into pieces of width <= 1, then doubling towards the end
-                pos = a
-                w = mpmath.mpf(1) / 2
-                while pos < b:
-                    nxt = min(pos + w, b)
-                    out.append((pos, nxt))
-                    pos = nxt
-                    if pos > a + 4:
-                        w *= 2
+            pos = mpmath.mpf(0)
+            while pos < end:
+                d = min(abs(pos - b) for b in pts)
+                ahead = [b for b in pts if b > pos]
+                w = min(mpmath.mpf(16), max(mpmath.mpf(1) / 2, d / 4))
+                nxt = min(pos + w, end, ahead[0] if ahead else end)
+                out.append((pos, nxt))
+                pos = nxt
             return out
 
         def rule(f, pans):
