@@ -78,7 +78,9 @@ def neighbour(p, directions, eps_t, fraction: float = 1.0) -> tuple[float, ...]:
     for t, (pt, d) in enumerate(zip(p, directions), start=1):
         lo, hi = step_range(float(pt), eps_at(eps_t, t))
         target = hi if d > 0 else lo if d < 0 else pt
-        out.append(float(pt + fraction * (target - pt)))
+        moved = float(pt + fraction * (target - pt))
+        # subnormal p_t: p e^{-eps} can underflow to 0, which is not a neighbour; stay put then
+        out.append(moved if is_neighbour([pt], [moved], eps_at(eps_t, t)) else float(pt))
     return tuple(out)
 
 
