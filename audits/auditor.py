@@ -264,12 +264,12 @@ def run_audit(
     samples = 0
 
     def budget_used() -> float:
-        parts = []
-        if seconds is not None:
-            parts.append(clock.elapsed() / seconds)
+        # a sample budget, when given, plans the whole audit (so it is reproducible from the seed);
+        # the clock is then only a hard stop
         if max_samples is not None:
-            parts.append(samples / max_samples)
-        return max(parts)
+            frac = samples / max_samples
+            return 1.0 if (seconds is not None and clock.left() <= 0) else frac
+        return clock.elapsed() / seconds
 
     def draw_codes(inp, n):
         nonlocal samples
@@ -296,7 +296,7 @@ def run_audit(
     def final_n(a, b) -> int:
         """Runs per input the estimation phase can afford for the pair (a, b)."""
         n = math.inf
-        if seconds is not None:
+        if seconds is not None and max_samples is None:
             t_final = (seconds - max(clock.elapsed(), (selection_share + validation_share) * seconds)) * 0.9
             per_run = secs.get(a, 0.0) / max(nsel.get(a, 1), 1) + secs.get(b, 0.0) / max(nsel.get(b, 1), 1)
             n = t_final / max(per_run, 1e-9)
@@ -393,13 +393,11 @@ def run_audit(
         for sc in top:
             a, b = problem.inputs(sc[1])
             ev = problem.events(sc[1])
-            if seconds is not None:
+            if max_samples is None:
                 per_run = secs.get(a, 0.0) / max(nsel.get(a, 1), 1) + secs.get(b, 0.0) / max(nsel.get(b, 1), 1)
                 nv = int(validation_share * seconds / len(top) / max(per_run, 1e-9))
             else:
                 nv = int(validation_share * max_samples / len(top) / 2)
-            if max_samples is not None:
-                nv = min(nv, int(validation_share * max_samples / len(top) / 2))
             nv = max(n0, nv)
             ha_v, hb_v = draw(a, nv, ev.n_codes), draw(b, nv, ev.n_codes)
             for name, row in sc[4] or [(sc[2], sc[3])]:
@@ -431,14 +429,13 @@ def run_audit(
         final_secs += time.monotonic() - t0
         na += m
         nb += m
-        if not replanned and seconds is not None:
+        if not replanned and max_samples is None:
             # re-plan once from the speed of large requests (small selection requests overstate
             # the per-run cost); this uses timing only, never the samples' values
             replanned = True
             per_run = final_secs / na
             extra = int(max(clock.left(), 0.0) * 0.9 / per_run)
-            cap = (max_samples - samples) // 2 if max_samples is not None else extra
-            n_final = max(n_final, na + min(extra, cap))
+            n_final = max(n_final, na + extra)
         bar.update(budget_used() * (seconds or max_samples or 1), f"estimation {na}/{n_final} runs per stream")
     bar.close()
     k_a, k_b = int(ha[event_row].sum()), int(hb[event_row].sum())
