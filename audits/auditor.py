@@ -138,18 +138,21 @@ class AuditResult:
 class GTMProblem:
     """Neighbouring Bernoulli streams for a GTM target; outputs are halting times."""
 
-    def __init__(self, target: Target, eps_t, *, max_T: int = 50, oracle_plan=None, extra_candidates=()):
+    def __init__(self, target: Target, eps_t, *, max_T: int = 50, oracle_plan=None, oracle_seconds: float = 10.0,
+                 extra_candidates=()):
         self.target, self.eps_t = target, eps_t
         limit = target.max_T if target.max_T is not None else max_T
         self.max_T = int(min(max_T, limit))
         self.oracle_plan = oracle_plan
+        self.oracle_seconds = oracle_seconds
         self.extra = list(extra_candidates)
         self._events: dict[int, EventSpace] = {}
 
     def initial_candidates(self):
         cands = S.initial_candidates(self.eps_t, self.max_T)
         if self.oracle_plan is not None:
-            cands = S.oracle_candidates(self.oracle_plan, self.eps_t, self.max_T) + cands
+            cands = S.oracle_candidates(self.oracle_plan, self.eps_t, self.max_T,
+                                        horizon=min(3, self.max_T), seconds=self.oracle_seconds) + cands
         return self.extra + cands
 
     def refine(self, candidate, rng):
@@ -495,11 +498,20 @@ def audit(
     max_samples: int | None = None,
     max_T: int = 50,
     oracle_plan=None,
+    oracle_seconds: float | None = None,
     extra_candidates: Sequence = (),
 ) -> AuditResult:
-    """Audit a GTM deployment for a claimed epsilon, given its inputs' privacy eps_t."""
+    """Audit a GTM deployment for a claimed epsilon, given its inputs' privacy eps_t.
+
+    ``oracle_plan``: when the audited deployment is one of ours with this plan and the exact
+    engine is installed (:func:`audits.search.exact_oracle_available`), its worst-case search
+    proposes candidate pairs first (for ``oracle_seconds``, default 10% of the budget).
+    """
     _check_eps_t(eps_t)
-    problem = GTMProblem(target, eps_t, max_T=max_T, oracle_plan=oracle_plan, extra_candidates=extra_candidates)
+    if oracle_seconds is None:
+        oracle_seconds = 0.1 * seconds if seconds is not None else 10.0
+    problem = GTMProblem(target, eps_t, max_T=max_T, oracle_plan=oracle_plan, oracle_seconds=oracle_seconds,
+                         extra_candidates=extra_candidates)
     return run_audit(problem, epsilon=epsilon, seconds=seconds, max_samples=max_samples, seed=seed,
                      confidence=confidence, progress=progress, target_name=target.describe())
 
