@@ -16,11 +16,16 @@ import pytest
 
 from gtm_core.exact import transcript_distribution
 
-from tests.gtm_core.exact_golden_helpers import GOLDEN_P1, GOLDEN_PLAN, nested_gauss_legendre
+from tests.gtm_core.exact_golden_helpers import GOLDEN_P1, GOLDEN_P3, GOLDEN_PLAN, nested_gauss_legendre
 
 # (halt_t, cont_t) for t = 1..T
 GOLDEN_T1 = [
     ("0.842294620968025723983211723265053746174445", "0.157705379031974276016788276734946253825555"),
+]
+GOLDEN_T3 = [
+    ("0.842294620968025723983211723265053746174445", "0.157705379031974276016788276734946253825555"),
+    ("0.125397785624572774205103496440998862109981", "0.0323075934074015018116847802939473917155743"),
+    ("0.00307736716357429458849625854983318004113757", "0.0292302262438272072231885217441142116744368"),
 ]
 
 
@@ -31,12 +36,12 @@ def _check(dist, golden, digits):
                 assert abs(got - want) <= mpmath.mpf(10) ** (-digits) * abs(want), (t, got, want)
 
 
-@pytest.mark.parametrize("p,golden", [(GOLDEN_P1, GOLDEN_T1)], ids=["T1"])
+@pytest.mark.parametrize("p,golden", [(GOLDEN_P1, GOLDEN_T1), (GOLDEN_P3, GOLDEN_T3)], ids=["T1", "T3"])
 def test_closed_form_engine_matches_nested_quadrature_to_30_digits(p, golden):
     _check(transcript_distribution(GOLDEN_PLAN, p, dps=35), golden, 30)
 
 
-@pytest.mark.parametrize("p,golden", [(GOLDEN_P1, GOLDEN_T1)], ids=["T1"])
+@pytest.mark.parametrize("p,golden", [(GOLDEN_P1, GOLDEN_T1), (GOLDEN_P3, GOLDEN_T3)], ids=["T1", "T3"])
 def test_certified_enclosures_contain_the_golden_values(p, golden):
     d = transcript_distribution(GOLDEN_PLAN, p, dps=32, certified=True)
     _check(d, golden, 30)
@@ -45,7 +50,7 @@ def test_certified_enclosures_contain_the_golden_values(p, golden):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("p,golden", [(GOLDEN_P1, GOLDEN_T1)], ids=["T1"])
+@pytest.mark.parametrize("p,golden", [(GOLDEN_P1, GOLDEN_T1), (GOLDEN_P3, GOLDEN_T3)], ids=["T1", "T3"])
 def test_nested_quadrature_reproduces_the_golden_values(p, golden):
     ref = nested_gauss_legendre(GOLDEN_PLAN, p, dps=40, nodes=30)
     with mpmath.workdps(50):
