@@ -86,6 +86,10 @@ def write_atomic(path: Path, text: str) -> None:
     parent = path.parent if str(path.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=parent)
     try:
+        # mkstemp creates 0600; public outputs get the usual permissions (0666 minus umask)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()

@@ -12,12 +12,54 @@ Then Pr[N > B] <= min_L ( Pr[lambda > L] + Pr[Po(L) > B] ).
 
 from __future__ import annotations
 
+import functools
 import math
+import numbers
 
 import numpy as np
 from scipy import stats
 
+from .errors import GTMError, InvalidParameter
 
+
+def _typed_errors(fn):
+    """Arguments must be real numbers (or arrays of them, for the first one), never NaN;
+    arithmetic failures on extreme arguments end in InvalidParameter, never in a bare
+    ArithmeticError; a NaN result is refused."""
+
+    @functools.wraps(fn)
+    def guarded(*args, **kwargs):
+        for i, value in enumerate(list(args) + list(kwargs.values())):
+            if i == 0 and not isinstance(value, numbers.Real):
+                try:
+                    arr = np.asarray(value, dtype=float)
+                except (TypeError, ValueError, OverflowError):
+                    raise InvalidParameter(f"{fn.__name__}: expected real numbers, got {value!r}") from None
+                if np.isnan(arr).any():
+                    raise InvalidParameter(f"{fn.__name__}: arguments must not be NaN")
+                continue
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise InvalidParameter(f"{fn.__name__}: expected a real number, got {value!r}")
+            try:
+                if math.isnan(value):
+                    raise InvalidParameter(f"{fn.__name__}: arguments must not be NaN")
+            except OverflowError:
+                raise InvalidParameter(f"{fn.__name__}: argument {value!r} is beyond the float range") from None
+        try:
+            with np.errstate(over="raise", divide="raise", invalid="raise", under="ignore"):
+                out = fn(*args, **kwargs)
+        except GTMError:
+            raise
+        except (ArithmeticError, ValueError, TypeError) as exc:
+            raise InvalidParameter(f"{fn.__name__}: arguments outside the domain ({type(exc).__name__})") from None
+        if np.isnan(np.asarray(out, dtype=float)).any():
+            raise InvalidParameter(f"{fn.__name__}: arguments outside the domain (NaN result)")
+        return out
+
+    return guarded
+
+
+@_typed_errors
 def pareto_ratio_tail(y, sigma_num: float, sigma_den: float):
     """Pr[W/V > y] for independent W ~ Par(sigma_num), V ~ Par(sigma_den) (vectorised in y).
 
@@ -42,6 +84,7 @@ def pareto_ratio_tail(y, sigma_num: float, sigma_den: float):
     return np.where(y <= 0, 1.0, out)
 
 
+@_typed_errors
 def lambda_tail(L, *, s: int, rho: float, eps_t: float, tau1: float, mu1: float, tau2: float):
     """Pr[lambda_t > L] over eta_1 ~ Exp(tau1), eta_2 ~ Exp(tau2) (vectorised in L)."""
     L = np.asarray(L, dtype=float)
@@ -54,10 +97,13 @@ def lambda_tail(L, *, s: int, rho: float, eps_t: float, tau1: float, mu1: float,
     return pareto_ratio_tail(L / (rho * math.exp(-eps_t * mu1)), s1, s2)
 
 
+@_typed_errors
 def budget_exceed_probability(budget: int, *, s: int, rho: float, eps_t: float, tau1: float,
                               mu1: float, tau2: float) -> float:
     """An upper bound on Pr[N_t > budget] (unconditional): min over L of
     Pr[lambda_t > L] + Pr[Po(L) > budget]."""
+    if isinstance(budget, bool) or not isinstance(budget, numbers.Integral) or budget < 0:
+        raise InvalidParameter(f"budget must be a non-negative integer, got {budget!r}")
     if eps_t == 0:
         return float(stats.poisson.sf(float(budget), rho))  # float: budgets can exceed int64
     grid = budget * np.geomspace(0.05, 0.999, 160)

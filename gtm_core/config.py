@@ -26,6 +26,7 @@ import dataclasses
 import hashlib
 import json
 import math
+import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -251,6 +252,8 @@ class GTMConfig:
     @classmethod
     def load(cls, path: str | Path) -> "GTMConfig":
         """Read a TOML (``.toml``) or JSON (``.json``) configuration file."""
+        if not isinstance(path, (str, os.PathLike)) or str(path) == "" or "\x00" in str(path):
+            raise ConfigError(f"configuration path must be a non-empty file path, got {path!r}")
         p = Path(path)
         try:
             raw = p.read_bytes()

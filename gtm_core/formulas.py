@@ -529,3 +529,108 @@ def pareto_truncated_second_moment(sigma, W, *, dps: int | None = None):
         if s == 2:
             return 2 * lw + 1
         return 1 + 2 * m.expm1((2 - s) * lw) / (2 - s)
+
+
+# ---------------------------------------------------------------------------
+# Argument and result guard (hostile-input campaign, issue 8)
+# ---------------------------------------------------------------------------
+# The formulas are written for arguments inside their domains (the configuration types validate
+# those at construction). Called directly with hostile arguments they must still end in a typed
+# error, never in a bare ValueError / ZeroDivisionError / OverflowError / TypeError, a NaN or a
+# complex number. This guard checks that every numeric argument is a finite real (float, int,
+# numpy scalar, mpmath mpf or a decimal string), ``dps`` is None or a positive integer, turns the
+# arithmetic errors of out-of-domain arguments into InvalidParameter, and refuses NaN or complex
+# results. +-inf results are allowed where a formula documents them (e.g. pareto_moment). It does
+# NOT check each formula's mathematical domain (alpha in (0, 1), gamma in (1, 2], ...): an
+# argument outside it can still give a finite number.
+
+import functools as _functools
+import inspect as _inspect
+import math as _math
+import numbers as _numbers
+
+import mpmath as _mpmath
+
+from .errors import GTMError as _GTMError
+from .errors import InvalidParameter as _InvalidParameter
+
+
+class FormulaOverflow(_InvalidParameter, OverflowError):
+    """A formula overflowed float64 on its arguments (still an InvalidParameter / GTMError)."""
+
+
+class FormulaZeroDivision(_InvalidParameter, ZeroDivisionError):
+    """A formula divided by zero on its arguments (still an InvalidParameter / GTMError)."""
+
+
+def _check_formula_number(fname: str, name: str, value) -> None:
+    if type(value) is float:
+        if _math.isfinite(value):
+            return
+    elif type(value) is int:
+        return
+    elif not isinstance(value, (bool, complex)) and isinstance(value, (_numbers.Real, str, _mpmath.mpf)):
+        try:
+            x = _mpmath.mpf(value)
+        except (ValueError, TypeError):
+            x = None
+        if x is not None and _mpmath.isfinite(x):
+            return
+    raise _InvalidParameter(f"{fname}: {name} must be a finite real number, got {value!r}")
+
+
+def _guard_formula(fn):
+    sig = _inspect.signature(fn)
+    fname = fn.__name__
+    positional = [p.name for p in sig.parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    known = set(sig.parameters)
+
+    def check(name, value):
+        if name == "dps":
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or not 1 <= value <= 100_000):
+                raise _InvalidParameter(f"{fname}: dps must be None or an integer in [1, 100000], got {value!r}")
+        elif name == "halted":
+            if not isinstance(value, (bool, int)):
+                raise _InvalidParameter(f"{fname}: halted must be a bool, got {value!r}")
+        else:
+            _check_formula_number(fname, name, value)
+
+    def shown(args, kwargs):
+        pairs = list(zip(positional, args)) + [(k, v) for k, v in kwargs.items() if k != "dps"]
+        return ", ".join(f"{k}={v!r}" for k, v in pairs)
+
+    @_functools.wraps(fn)
+    def guarded(*args, **kwargs):
+        if len(args) > len(positional):
+            raise _InvalidParameter(f"{fname}: too many positional arguments ({len(args)})")
+        for name, value in zip(positional, args):
+            check(name, value)
+        for name, value in kwargs.items():
+            if name not in known:
+                raise _InvalidParameter(f"{fname}: unexpected argument {name!r}")
+            check(name, value)
+        try:
+            result = fn(*args, **kwargs)
+        except _GTMError:
+            raise
+        except OverflowError:
+            raise FormulaOverflow(f"{fname}: float64 overflow on ({shown(args, kwargs)})") from None
+        except ZeroDivisionError:
+            raise FormulaZeroDivision(f"{fname}: division by zero on ({shown(args, kwargs)})") from None
+        except (ArithmeticError, ValueError, TypeError):
+            raise _InvalidParameter(f"{fname}: arguments outside the formula's domain ({shown(args, kwargs)})") from None
+        if isinstance(result, (complex, _mpmath.mpc)) or (
+                isinstance(result, float) and _math.isnan(result)) or (
+                isinstance(result, _mpmath.mpf) and _mpmath.isnan(result)):
+            raise _InvalidParameter(f"{fname}: arguments outside the formula's domain ({shown(args, kwargs)}); "
+                                    "the result is not a real number")
+        return result
+
+    return guarded
+
+
+for _name in __all__:
+    globals()[_name] = _guard_formula(globals()[_name])
+del _name

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import functools
 import math
+
+import numpy as np
 from dataclasses import asdict, dataclass
 from typing import Callable
 
@@ -20,7 +22,8 @@ from . import formulas as F
 from .budget import budget_exceed_probability
 from . import rounding as R
 from .config import GTMConfig, StepSpec
-from .errors import InvalidParameter, UnsupportedConfiguration
+from .errors import GTMError, InvalidParameter, UnsupportedConfiguration
+from .validation import check_positive_int
 
 
 @dataclass(frozen=True)
@@ -86,14 +89,21 @@ class Plan:
         return self.config.stream.horizon
 
     def step(self, t: int) -> StepPlan:
-        return _plan_step(self.config, int(t))
+        return _plan_step(self.config, check_positive_int("t", t))
 
     def steps(self, ts=None) -> list[StepPlan]:
         ts = range(1, self.horizon + 1) if ts is None else ts
+        try:
+            ts = list(ts)
+        except TypeError:
+            raise InvalidParameter(f"steps must be an iterable of step indices, got {ts!r}") from None
         return [self.step(t) for t in ts]
 
     def claimed_loss(self, t: int, halted: bool) -> float:
         """Privacy loss bound of a transcript ending at t (Lemma 17 (6)-(7))."""
+        t = check_positive_int("t", t)
+        if not isinstance(halted, (bool, np.bool_)):
+            raise InvalidParameter(f"halted must be a bool, got {halted!r}")
         if self.parameterization == "theorem23":
             g = self.config.gtm
             return float(
@@ -259,17 +269,40 @@ def _plan_step(config: GTMConfig, t: int) -> StepPlan:
     _load_optional_planner(name)
     if name not in STEP_PLANNERS:
         raise UnsupportedConfiguration(f"parameterization {name!r} has no planner available")
+    return checked_step_plan(STEP_PLANNERS[name], config, t)
+
+
+def checked_step_plan(planner: Callable[[GTMConfig, int], StepPlan], config: GTMConfig, t: int) -> StepPlan:
+    """Run a step planner; parameters so extreme that float64 overflows (or yields a non-finite
+    rate or budget) end in UnsupportedConfiguration naming the step, never in a bare
+    ArithmeticError or a NaN plan."""
     try:
-        return STEP_PLANNERS[name](config, t)
-    except (OverflowError, ZeroDivisionError):
+        sp = planner(config, t)
+    except (OverflowError, ZeroDivisionError):  # also the formulas' FormulaOverflow / FormulaZeroDivision
         raise UnsupportedConfiguration(
             f"step t={t}: the noise range Lambda_t or base rate overflows float64 "
             f"(eps_t/eps too large for this beta/theta); no usable rejection threshold"
         ) from None
+    except GTMError:
+        raise
+    except (ArithmeticError, ValueError, TypeError) as exc:
+        raise UnsupportedConfiguration(
+            f"the configuration cannot be planned at step {t}: parameters too extreme for float64 "
+            f"({type(exc).__name__})"
+        ) from None
+    for name in ("rho", "Lambda", "p_bar", "lambda_max", "budget_exceed_probability"):
+        v = getattr(sp, name)
+        if not (isinstance(v, (int, float)) and math.isfinite(v)):
+            raise UnsupportedConfiguration(
+                f"the configuration cannot be planned at step {t}: {name} is not finite ({v!r})"
+            )
+    return sp
 
 
 def make_plan(config: GTMConfig) -> Plan:
     """The Plan for a configuration: global noise parameters and a lazy step table."""
+    if not isinstance(config, GTMConfig):
+        raise InvalidParameter(f"config must be a GTMConfig, got {type(config).__name__}")
     g = config.gtm
     name = g.parameterization
     _load_optional_planner(name)
@@ -277,6 +310,9 @@ def make_plan(config: GTMConfig) -> Plan:
         raise UnsupportedConfiguration(f"parameterization {name!r} has no planner available")
     tau1, mu1, _ = global_noise(config)
     eps = None if name == "theorem23" else g.epsilon
+    for label, v in (("tau1", tau1), ("mu1", mu1)):
+        if not math.isfinite(v) or v <= 0:
+            raise UnsupportedConfiguration(f"the configuration gives a non-finite {label} ({v!r})")
     plan = Plan(config=config, parameterization=name, tau1=tau1, mu1=mu1, epsilon=eps)
     plan.step(1)  # fail early on an unplannable configuration
     return plan

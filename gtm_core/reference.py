@@ -36,7 +36,13 @@ from .errors import (
     MechanismError,
 )
 from .planners import Plan, StepPlan
-from .validation import check_direction, check_nonnegative, check_nonnegative_int, check_positive
+from .validation import (
+    check_direction,
+    check_nonnegative,
+    check_nonnegative_int,
+    check_positive,
+    check_probability,
+)
 
 # numpy's Poisson sampler refuses means above ~9.2e18; far below that we switch to an exact
 # two-stage draw (is N_t within the budget? if so, draw N_t from the truncated law).
@@ -69,6 +75,8 @@ def _count_positive(mechanism: Callable, data: Any, n: int) -> int:
     if callable(batch):
         try:
             out = batch(data, n)
+        except MechanismError:  # already typed (e.g. a command mechanism's timeout)
+            raise
         except Exception as exc:  # the mechanism's own failure
             raise MechanismError(f"mechanism.batch raised {type(exc).__name__}") from None
         arr = np.asarray(out)
@@ -155,7 +163,26 @@ class GTM:
         *,
         evaluation_budget: int | None = None,
     ) -> int:
-        """GTM.Step(M_t, X_t, eps_t, tau2_t, c_t, rho_t, s_t) -> a_t in {-s_t, s_t}; a_t = s_t halts."""
+        """GTM.Step(M_t, X_t, eps_t, tau2_t, c_t, rho_t, s_t) -> a_t in {-s_t, s_t}; a_t = s_t halts.
+
+        Three phases, in Algorithm 1's order: draw the noise and N_t (:meth:`_draw_count`, no data
+        touched), evaluate the mechanism N_t times and count K_t, decide (:meth:`_decide`). A
+        persisted deployment (:mod:`gtm_core.deployment`) runs the same phases and writes its
+        write-ahead record between the first and the second.
+        """
+        eps_t, tau2, c, rho, s, evaluation_budget = self._check_step(
+            mechanism, eps_t, tau2, c, rho, s, evaluation_budget
+        )
+        n = self._draw_count(eps_t, tau2, rho, s, evaluation_budget)
+        try:
+            k = _count_positive(mechanism, data, n)
+        except MechanismError:
+            self.failed = True
+            raise
+        return self._decide(k, c, s)
+
+    def _check_step(self, mechanism, eps_t, tau2, c, rho, s, evaluation_budget):
+        """Refuse a step on a GTM that cannot step, or with arguments outside their domains."""
         if not self.initialized:
             raise HaltedError("GTM.step called before GTM.init")
         if self.failed:
@@ -166,7 +193,13 @@ class GTM:
         c = check_nonnegative_int("c", c)
         rho = check_positive("rho", rho)
         s = check_direction("s", s)
-        if not (isinstance(tau2, numbers.Real) and (tau2 > 0)):
+        if isinstance(tau2, bool) or not isinstance(tau2, numbers.Real):
+            raise InvalidParameter(f"tau2 must be > 0, got {tau2!r}")
+        try:
+            tau2 = float(tau2)
+        except OverflowError:
+            raise InvalidParameter("tau2 must be a float, got an integer beyond the float range") from None
+        if not tau2 > 0:
             raise InvalidParameter(f"tau2 must be > 0, got {tau2!r}")
         if math.isinf(tau2) and eps_t > 0:
             raise InvalidParameter("tau2 = inf is only allowed when eps_t = 0")
@@ -174,7 +207,15 @@ class GTM:
             evaluation_budget = check_nonnegative_int("evaluation_budget", evaluation_budget)
         if not callable(mechanism):
             raise MechanismError(f"mechanism must be callable, got {type(mechanism).__name__}")
+        return eps_t, float(tau2), c, rho, s, evaluation_budget
 
+    def _draw_count(self, eps_t: float, tau2: float, rho: float, s: int,
+                    evaluation_budget: int | None) -> int:
+        """Phase 1 of a step: eta_2 ~ Exp(tau2), lambda_t, N_t ~ Po(lambda_t). Touches no data.
+
+        Raises :class:`EvaluationBudgetExceeded` (and enters the failed state) if N_t would
+        exceed the budget. The returned N_t is a secret.
+        """
         eta2 = 0.0 if math.isinf(tau2) else float(self._rng.exponential(tau2))
         z = s * (self._mu1 - self._eta1 + eta2)
         exponent = eps_t * z
@@ -187,15 +228,30 @@ class GTM:
                 f"step {self.steps_taken} needs more than its evaluation budget of "
                 f"{evaluation_budget} evaluations; the GTM is now in its terminal failed state"
             )
-        try:
-            k = _count_positive(mechanism, data, n)
-        except MechanismError:
-            self.failed = True
-            raise
-        if s * (k - c - 0.5) > 0:
+        return n
+
+    def _decide(self, k: int, c: int, s: int) -> int:
+        """Phase 3 of a step: a_t = s_t (halt) if s_t (K_t - c_t - 1/2) > 0, else -s_t.
+
+        In integers: for s_t = +1 that is K_t > c_t, for s_t = -1 it is K_t <= c_t."""
+        if (k > c) if s == 1 else (k <= c):
             self.halted = True
             return s
         return -s
+
+    @classmethod
+    def _restore(cls, rng: np.random.Generator, *, eta1: float, mu1: float,
+                 steps_taken: int) -> "GTM":
+        """A GTM whose Init already ran (eta_1 read back from a persisted deployment state).
+
+        Internal: only :mod:`gtm_core.deployment` calls this, with the eta_1 it drew once and
+        stored. Calling it with a fresh eta_1 would defeat the point of drawing it once.
+        """
+        gtm = cls(rng)
+        gtm._eta1 = float(eta1)
+        gtm._mu1 = check_positive("mu1", mu1)
+        gtm.steps_taken = check_nonnegative_int("steps_taken", steps_taken)
+        return gtm
 
 
 # ---------------------------------------------------------------------------
@@ -211,8 +267,9 @@ class BernoulliMechanism:
     rng: np.random.Generator = field(repr=False, default_factory=np.random.default_rng)
 
     def __post_init__(self):
-        if not (0 <= self.p <= 1) or math.isnan(self.p):
-            raise InvalidParameter(f"p must be in [0, 1], got {self.p!r}")
+        self.p = check_probability("p", self.p)
+        if not isinstance(self.rng, np.random.Generator):
+            raise InvalidParameter(f"rng must be a numpy.random.Generator, got {type(self.rng).__name__}")
 
     def __call__(self, data=None) -> int:
         return 1 if self.rng.random() < self.p else -1
@@ -225,6 +282,8 @@ class Negated:
     """-M: the flipped variant's input (success probability 1 - p)."""
 
     def __init__(self, mechanism: Callable):
+        if not callable(mechanism):
+            raise MechanismError(f"mechanism must be callable, got {type(mechanism).__name__}")
         self.mechanism = mechanism
         inner = getattr(mechanism, "batch", None)
         if callable(inner):
@@ -252,8 +311,11 @@ class Purified:
     """
 
     def __init__(self, mechanism: Callable, phi: float, rng: np.random.Generator):
-        if not (0 <= phi <= 0.5):
+        phi = check_probability("phi", phi)
+        if not phi <= 0.5:
             raise InvalidParameter(f"phi must be in [0, 1/2], got {phi!r}")
+        if not isinstance(rng, np.random.Generator):
+            raise InvalidParameter(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
         self.mechanism, self.phi, self._rng = mechanism, float(phi), rng
         inner = getattr(mechanism, "batch", None)
         if callable(inner):
@@ -285,7 +347,7 @@ def default_rng(seed: int | None = None) -> tuple[np.random.Generator, bool]:
     """(generator, seeded). Without a seed the generator is seeded from the operating system."""
     if seed is None:
         return np.random.default_rng(np.random.SeedSequence()), False
-    return np.random.default_rng(seed), True
+    return np.random.default_rng(check_nonnegative_int("seed", seed)), True
 
 
 NOT_FOR_DEPLOYMENT = "seeded generator: not for deployment"
@@ -345,12 +407,7 @@ class GTMRun:
     def step(self, mechanism: Callable, data: Any = None) -> bool:
         """Run the next step on mechanism M_t (an eps_t-DP map data -> +1/-1). Returns True on halt."""
         sp: StepPlan = self.plan.step(self.t)
-        mech = mechanism
-        if sp.delta_t > 0:
-            mech = Purified(mech, sp.phi, self._rng)
-        if sp.s == -1:
-            mech = Negated(mech)
-        counter = _CountingMechanism(mech)
+        counter = _CountingMechanism(mechanism_for_step(mechanism, sp, self._rng))
         a = self._gtm.step(
             counter, data, sp.eps_t, sp.tau2, sp.c, sp.rho, sp.s,
             evaluation_budget=sp.evaluation_budget,
@@ -361,6 +418,17 @@ class GTMRun:
         if halted:
             self.halted_at = sp.t
         return halted
+
+
+def mechanism_for_step(mechanism: Callable, sp: StepPlan, rng: np.random.Generator) -> Callable:
+    """The mechanism Algorithm 1 is fed at step sp.t: purified (Lemma 24) if delta_t > 0,
+    then negated if the planner chose the flipped variant (s = -1)."""
+    mech = mechanism
+    if sp.delta_t > 0:
+        mech = Purified(mech, sp.phi, rng)
+    if sp.s == -1:
+        mech = Negated(mech)
+    return mech
 
 
 class _CountingMechanism:
@@ -381,6 +449,9 @@ class _CountingMechanism:
 
 def run_reference(plan: Plan, p, rng: np.random.Generator) -> tuple[int, int]:
     """One run of the reference GTM on a Bernoulli stream p[0..T-1]: (halting step or 0, evaluations)."""
+    from .simulator import _check_stream
+
+    p = _check_stream(p, None)
     run = GTMRun(plan, rng)
     total = 0
     for t, pt in enumerate(p, start=1):

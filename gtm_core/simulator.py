@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import InvalidParameter
+from .validation import check_probability
 from .planners import Plan
 
 
@@ -41,14 +42,17 @@ class SimulationResult:
 
 def fed_success_probability(step, p: float) -> float:
     """Pr[+1] of the mechanism actually fed to the GTM at this step (purified, then flipped if s = -1)."""
-    q = p
+    q = check_probability("p", p)
     if step.delta_t > 0:
         q = (1 - 2 * step.phi) * q + step.phi
     return q if step.s == 1 else 1.0 - q
 
 
 def _check_stream(p, T: int | None) -> np.ndarray:
-    arr = np.asarray(p, dtype=float)
+    try:
+        arr = np.asarray(p, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidParameter("p must be a non-empty 1-D sequence of probabilities") from None
     if arr.ndim != 1 or arr.size == 0:
         raise InvalidParameter(f"p must be a non-empty 1-D sequence of probabilities, got shape {arr.shape}")
     if np.any(~np.isfinite(arr)) or np.any((arr < 0) | (arr > 1)):
@@ -69,6 +73,16 @@ def simulate(
     chunk: int = 1 << 20,
 ) -> SimulationResult:
     """Simulate n independent runs of the GTM of ``plan`` on the Bernoulli stream ``p``."""
+    if not isinstance(plan, Plan):
+        raise InvalidParameter(f"plan must be a gtm_core Plan, got {type(plan).__name__}")
+    if not isinstance(rng, np.random.Generator):
+        raise InvalidParameter(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    if T is not None and (isinstance(T, bool) or not isinstance(T, (int, np.integer))):
+        raise InvalidParameter(f"T must be an integer or None, got {T!r}")
+    if not isinstance(evaluations, (bool, np.bool_)):
+        raise InvalidParameter(f"evaluations must be a bool, got {evaluations!r}")
+    if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
+        raise InvalidParameter(f"chunk must be a positive integer, got {chunk!r}")
     p = _check_stream(p, T)
     T = p.size
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
@@ -76,8 +90,11 @@ def simulate(
     if T > plan.horizon:
         raise InvalidParameter(f"stream length {T} exceeds the plan's horizon {plan.horizon}")
     steps = plan.steps(range(1, T + 1))
-    halt = np.zeros(n, dtype=np.int64)
-    evals = np.zeros(n, dtype=np.int64) if evaluations else None
+    try:
+        halt = np.zeros(n, dtype=np.int64)
+        evals = np.zeros(n, dtype=np.int64) if evaluations else None
+    except (MemoryError, ValueError):
+        raise InvalidParameter(f"n={n} runs do not fit in memory; simulate in smaller batches") from None
     for start in range(0, n, chunk):
         stop = min(n, start + chunk)
         _simulate_chunk(plan, steps, p, rng, halt[start:stop],

@@ -1,0 +1,510 @@
+"""The statistical DP auditor.
+
+``audit(target, epsilon=..., eps_t=..., seconds=...)`` searches neighbouring Bernoulli streams
+(:mod:`audits.search`), compares halting-time distributions on events (:mod:`audits.events`) and
+reports, at the stated confidence, a lower bound on the deployment's privacy loss
+(:mod:`audits.statistics`). The verdict is ``violation`` when the bound exceeds the claimed
+epsilon, else ``no-violation-found``.
+
+Two phases, on disjoint samples:
+
+1. *Selection* (a share of the budget): successive halving over the candidate pairs - every
+   surviving pair is sampled more, ranked by the bound the final phase would report, the best
+   quarter survive, and the best few are refined (:func:`audits.search.refine`). The output is one
+   pre-registered witness: a pair, an event and a direction.
+2. *Estimation*: fresh samples of the witness pair only (their number fixed before sampling, from
+   the measured throughput and the remaining budget), one-sided Clopper-Pearson bounds at alpha/2
+   on each side. Only this single hypothesis is tested, so no further multiplicity correction is
+   needed and the bound holds at the stated confidence overall.
+
+The engine (:func:`run_audit`) is generic over an :class:`AuditProblem` - the GTM problem here,
+the Sparse Vector problems of :mod:`audits.svt` - so the same statistics audit both.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Sequence
+
+import numpy as np
+
+from gtm_core.errors import InvalidParameter
+
+from . import search as S
+from .events import EventSpace, codes_histogram, halting_events
+from .statistics import cp_lower, cp_upper, event_estimates, projected_lower_bound
+from .targets import Target
+
+VIOLATION, NO_VIOLATION = "violation", "no-violation-found"
+SELECTION_Z = 1.5  # pessimism (in standard errors) of the selection-phase ranking
+VALIDATION_K = 8  # witnesses re-ranked on fresh samples before the estimation phase
+VALIDATION_EVENTS = 3  # events per witness candidate re-ranked in validation
+MIN_COUNT = 10  # an event needs this many selection hits on its likely side to be ranked
+
+
+class AuditProblem(Protocol):
+    """What the engine needs to know about the audited mechanism."""
+
+    def initial_candidates(self) -> list: ...
+    def refine(self, candidate, rng: np.random.Generator) -> list: ...
+    def inputs(self, candidate) -> tuple[Any, Any]: ...  # hashable inputs (A, B)
+    def events(self, candidate) -> EventSpace: ...
+    def sample_codes(self, inp, n: int, seed: int) -> np.ndarray: ...
+    def describe_input(self, inp) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Witness:
+    """The pre-registered (pair, event, direction) and its final-phase estimates."""
+
+    input_a: Any
+    input_b: Any
+    event: str
+    family: str
+    count_a: int
+    n_a: int
+    count_b: int
+    n_b: int
+    probability_a: float
+    probability_a_lower: float
+    probability_b: float
+    probability_b_upper: float
+    event_codes: tuple = ()
+
+    def to_dict(self) -> dict:
+        return {
+            "event_codes": list(self.event_codes),
+            "p": self.input_a,
+            "p_prime": self.input_b,
+            "event": self.event,
+            "family": self.family,
+            "probability": {"estimate": self.probability_a, "lower": self.probability_a_lower,
+                            "count": self.count_a, "n": self.n_a},
+            "probability_prime": {"estimate": self.probability_b, "upper": self.probability_b_upper,
+                                  "count": self.count_b, "n": self.n_b},
+        }
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """Outcome of an audit (scipy-style result object)."""
+
+    verdict: str
+    epsilon_claimed: float
+    epsilon_lower_bound: float
+    confidence: float
+    witness: Witness | None
+    samples: int
+    seconds: float
+    seed: int
+    target: str
+    per_event: list = field(default_factory=list)
+    search: dict = field(default_factory=dict)
+    method: str = ""
+
+    @property
+    def violation(self) -> bool:
+        return self.verdict == VIOLATION
+
+    def to_dict(self) -> dict:
+        return {
+            "verdict": self.verdict,
+            "epsilon_claimed": self.epsilon_claimed,
+            "epsilon_lower_bound": self.epsilon_lower_bound,
+            "confidence": self.confidence,
+            "witness": None if self.witness is None else self.witness.to_dict(),
+            "samples": self.samples,
+            "seconds": self.seconds,
+            "seed": self.seed,
+            "target": self.target,
+            "per_event": [e.to_dict() for e in self.per_event],
+            "search": self.search,
+            "method": self.method,
+        }
+
+    def __repr__(self) -> str:
+        return (f"AuditResult(verdict={self.verdict!r}, epsilon_claimed={self.epsilon_claimed:g}, "
+                f"epsilon_lower_bound={self.epsilon_lower_bound:.4f}, confidence={self.confidence:g}, "
+                f"samples={self.samples}, seconds={self.seconds:.1f})")
+
+
+# ---------------------------------------------------------------------------
+# the GTM problem
+# ---------------------------------------------------------------------------
+
+
+class GTMProblem:
+    """Neighbouring Bernoulli streams for a GTM target; outputs are halting times."""
+
+    def __init__(self, target: Target, eps_t, *, max_T: int = 50, oracle_plan=None, extra_candidates=()):
+        self.target, self.eps_t = target, eps_t
+        limit = target.max_T if target.max_T is not None else max_T
+        self.max_T = int(min(max_T, limit))
+        self.oracle_plan = oracle_plan
+        self.extra = list(extra_candidates)
+        self._events: dict[int, EventSpace] = {}
+
+    def initial_candidates(self):
+        cands = S.initial_candidates(self.eps_t, self.max_T)
+        if self.oracle_plan is not None:
+            cands = S.oracle_candidates(self.oracle_plan, self.eps_t, self.max_T) + cands
+        return self.extra + cands
+
+    def refine(self, candidate, rng):
+        return S.refine(candidate, self.eps_t, self.max_T, rng)
+
+    def inputs(self, candidate):
+        return candidate.p, candidate.p_prime
+
+    def events(self, candidate):
+        T = candidate.T
+        if T not in self._events:
+            self._events[T] = halting_events(T)
+        return self._events[T]
+
+    def sample_codes(self, inp, n, seed):
+        return self.target.sample(list(inp), int(n), int(seed)).halt
+
+    def cost(self, inp) -> float:
+        return float(len(inp))
+
+    def describe_input(self, inp):
+        return [float(x) for x in inp]
+
+
+# ---------------------------------------------------------------------------
+# the engine
+# ---------------------------------------------------------------------------
+
+
+class _Clock:
+    def __init__(self, seconds: float | None):
+        self.start = time.monotonic()
+        self.seconds = seconds
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.start
+
+    def left(self) -> float:
+        return math.inf if self.seconds is None else self.seconds - self.elapsed()
+
+
+class _Seeds:
+    """Deterministic per-request seeds derived from the audit seed and a request counter."""
+
+    def __init__(self, seed: int):
+        self.seed, self.i = int(seed), 0
+
+    def next(self) -> int:
+        self.i += 1
+        return int(np.random.SeedSequence([self.seed, self.i]).generate_state(1)[0])
+
+
+class _Progress:
+    def __init__(self, enabled: bool, total: float | None):
+        self.enabled = enabled
+        self._p = None
+        if enabled:
+            from rich.console import Console
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self._p = Progress(TextColumn("[bold]audit[/bold] {task.description}"), BarColumn(),
+                               TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+            self._p.start()
+            self._task = self._p.add_task("selection", total=total or 1.0)
+
+    def update(self, done: float, text: str):
+        if self._p is not None:
+            self._p.update(self._task, completed=done, description=text)
+
+    def close(self):
+        if self._p is not None:
+            self._p.stop()
+
+
+def run_audit(
+    problem,
+    *,
+    epsilon: float,
+    seconds: float | None = 60.0,
+    max_samples: int | None = None,
+    seed: int = 0,
+    confidence: float = 0.95,
+    progress: bool = True,
+    selection_share: float = 0.4,
+    validation_share: float = 0.15,
+    n0: int = 1000,
+    target_name: str = "target",
+) -> AuditResult:
+    """Generic two-phase audit (see the module docstring)."""
+    if not (0 < confidence < 1):
+        raise InvalidParameter(f"confidence must be in (0, 1), got {confidence!r}")
+    if not (epsilon >= 0 and math.isfinite(epsilon)):
+        raise InvalidParameter(f"epsilon must be a finite number >= 0, got {epsilon!r}")
+    if seconds is None and max_samples is None:
+        raise InvalidParameter("give a time budget (seconds) or a sample budget (max_samples)")
+    if seconds is not None and not seconds > 0:
+        raise InvalidParameter(f"seconds must be > 0, got {seconds!r}")
+    if max_samples is not None and max_samples < 4 * n0:
+        raise InvalidParameter(f"max_samples must be >= {4 * n0}, got {max_samples!r}")
+    alpha = 1 - confidence
+    clock = _Clock(seconds)
+    seeds = _Seeds(seed)
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0xA0D17]))
+    bar = _Progress(progress, seconds if seconds is not None else float(max_samples))
+
+    hist: dict[Any, np.ndarray] = {}
+    nsel: dict[Any, int] = {}
+    secs: dict[Any, float] = {}
+    samples = 0
+
+    def budget_used() -> float:
+        parts = []
+        if seconds is not None:
+            parts.append(clock.elapsed() / seconds)
+        if max_samples is not None:
+            parts.append(samples / max_samples)
+        return max(parts)
+
+    def draw_codes(inp, n):
+        nonlocal samples
+        t0 = time.monotonic()
+        codes = problem.sample_codes(inp, n, seeds.next())
+        secs[inp] = secs.get(inp, 0.0) + time.monotonic() - t0
+        samples += int(n)
+        return codes
+
+    def draw(inp, n, n_codes):
+        return codes_histogram(draw_codes(inp, n), n_codes)
+
+    half: dict[Any, np.ndarray] = {}  # histogram of the odd-numbered selection samples
+
+    def ensure(inp, n, n_codes):
+        have = nsel.get(inp, 0)
+        if have < n:
+            codes = draw_codes(inp, n - have)
+            h, h1 = codes_histogram(codes, n_codes), codes_histogram(codes[1::2], n_codes)
+            hist[inp] = h if inp not in hist else hist[inp] + h
+            half[inp] = h1 if inp not in half else half[inp] + h1
+            nsel[inp] = n
+
+    def final_n(a, b) -> int:
+        """Runs per input the estimation phase can afford for the pair (a, b)."""
+        n = math.inf
+        if seconds is not None:
+            t_final = (seconds - max(clock.elapsed(), (selection_share + validation_share) * seconds)) * 0.9
+            per_run = secs.get(a, 0.0) / max(nsel.get(a, 1), 1) + secs.get(b, 0.0) / max(nsel.get(b, 1), 1)
+            n = t_final / max(per_run, 1e-9)
+        if max_samples is not None:
+            n = min(n, (max_samples - max(samples, (selection_share + validation_share) * max_samples)) / 2)
+        return max(n0, int(n))
+
+    def score(c):
+        """Best projected final bound of candidate c over its events and its level sets."""
+        a, b = problem.inputs(c)
+        ev = problem.events(c)
+        ha, hb = hist[a], hist[b]
+        nf = final_n(a, b)
+        ka_all = ev.counts(ha)
+        # pessimism grows with the number of events ranked at once (the max of many noisy
+        # estimates is biased upwards): about one standard normal quantile of 1/#events
+        z_events = max(SELECTION_Z, float(_norm_isf(1.0 / max(len(ev), 2))))
+        proj = projected_lower_bound(ka_all, nsel[a], ev.counts(hb), nsel[b], nf, alpha, z=z_events)
+        proj = np.where(ka_all >= MIN_COUNT, proj, -np.inf)  # too few hits to rank at all
+        order_ev = np.argsort(-proj)[:VALIDATION_EVENTS]
+        alts = [(ev.names[k], ev.membership[k]) for k in order_ev if np.isfinite(proj[k])]
+        i = int(order_ev[0])
+        best_c = (float(proj[i]), c, ev.names[i], ev.membership[i], alts)
+        # likelihood-ratio level sets {codes: P_A/P_B >= tau} (Neyman-Pearson optimal events):
+        # codes ordered on the even-numbered selection samples, sets scored on the odd-numbered
+        # ones (a hold-out inside the selection phase, so the ranking does not chase noise)
+        oa, ob = half[a], half[b]
+        ea, eb = ha - oa, hb - ob
+        ratio = (ea + 0.5) / (eb + 0.5)
+        order = np.argsort(-ratio, kind="stable")
+        ca, cb = np.cumsum(oa[order]), np.cumsum(ob[order])
+        lp = projected_lower_bound(ca, max(int(oa.sum()), 1), cb, max(int(ob.sum()), 1), nf, alpha, z=SELECTION_Z)
+        lp = np.where(ca >= MIN_COUNT / 2, lp, -np.inf)
+        j = int(np.argmax(lp))
+        if lp[j] > best_c[0]:
+            row = np.zeros(ev.n_codes, dtype=bool)
+            row[order[: j + 1]] = True
+            name = f"level-set({_codes_label(order[: j + 1])})"
+            best_c = (float(lp[j]), c, name, row, [(name, row)] + alts)
+        return best_c
+
+    pool = problem.initial_candidates()
+    # a time-limited first round must still see every family: visit candidates in random order,
+    # cheap (short) ones first
+    perm = rng.permutation(len(pool))
+    pool = sorted((pool[i] for i in perm), key=lambda c: _cost_class(problem, c))
+    examined = {id(c): c for c in pool}
+    n0 = int(getattr(problem, "initial_samples", n0))
+    n_round = n0
+    rounds = 0
+    best = None  # (score, candidate, event name, event membership)
+    scores: list = []
+    while True:
+        rounds += 1
+        scores = []
+        for c in pool:
+            if budget_used() >= selection_share and len(scores) >= 8:
+                break
+            a, b = problem.inputs(c)
+            n_codes = problem.events(c).n_codes
+            ensure(a, n_round, n_codes)
+            ensure(b, n_round, n_codes)
+            scores.append(score(c))
+            bar.update(budget_used() * (seconds or max_samples or 1),
+                       f"selection round {rounds}: {len(scores)}/{len(pool)} pairs, n={n_round}, "
+                       f"best projected bound {max(s[0] for s in scores):.3f}")
+        scores.sort(key=lambda s: -s[0])
+        if scores:
+            best = scores[0]
+        if budget_used() >= selection_share:
+            break
+        keep = max(4, len(scores) // 4)
+        survivors = [s[1] for s in scores[:keep]]
+        fresh = []
+        for s in scores[:3]:
+            for r in problem.refine(s[1], rng):
+                examined.setdefault(id(r), r)
+                fresh.append(r)
+        pool = survivors + fresh
+        n_round *= 2
+
+    # ---- validation: re-rank the top witnesses on fresh samples (removes the winner's curse of
+    # the selection, whose accumulated samples favour lucky candidates) --------------------------
+    top, seen_inputs = [], set()
+    for sc in scores:
+        key = problem.inputs(sc[1])
+        if key not in seen_inputs:
+            seen_inputs.add(key)
+            top.append(sc)
+        if len(top) >= VALIDATION_K:
+            break
+    validated = []
+    if len(top) > 1:
+        for sc in top:
+            a, b = problem.inputs(sc[1])
+            ev = problem.events(sc[1])
+            if seconds is not None:
+                per_run = secs.get(a, 0.0) / max(nsel.get(a, 1), 1) + secs.get(b, 0.0) / max(nsel.get(b, 1), 1)
+                nv = int(validation_share * seconds / len(top) / max(per_run, 1e-9))
+            else:
+                nv = int(validation_share * max_samples / len(top) / 2)
+            if max_samples is not None:
+                nv = min(nv, int(validation_share * max_samples / len(top) / 2))
+            nv = max(n0, nv)
+            ha_v, hb_v = draw(a, nv, ev.n_codes), draw(b, nv, ev.n_codes)
+            for name, row in sc[4] or [(sc[2], sc[3])]:
+                ka_v, kb_v = int(ha_v[row].sum()), int(hb_v[row].sum())
+                v = float(projected_lower_bound(ka_v, nv, kb_v, nv, final_n(a, b), alpha, z=1.0))
+                validated.append((v, (sc[0], sc[1], name, row, None)))
+            bar.update(budget_used() * (seconds or max_samples or 1), f"validation {len(validated)}/{len(top)}")
+        validated.sort(key=lambda x: -x[0])
+        best = validated[0][1]
+
+    # ---- estimation phase on fresh samples -------------------------------------------------
+    score_best, cand, event_name, event_row, _ = best
+    a, b = problem.inputs(cand)
+    ev = problem.events(cand)
+    n_final = final_n(a, b)
+    ha = np.zeros(ev.n_codes, dtype=np.int64)
+    hb = np.zeros(ev.n_codes, dtype=np.int64)
+    na = nb = 0
+    final_secs = 0.0
+    replanned = False
+    while na < n_final:
+        if na > 0 and clock.left() <= 0:
+            break  # hard time budget: the stopping rule depends on the clock only
+        chunk = max(1000, min(n_final // 8 if not replanned else n_final, 1_000_000))
+        m = min(chunk, n_final - na)
+        t0 = time.monotonic()
+        ha += draw(a, m, ev.n_codes)
+        hb += draw(b, m, ev.n_codes)
+        final_secs += time.monotonic() - t0
+        na += m
+        nb += m
+        if not replanned and seconds is not None:
+            # re-plan once from the speed of large requests (small selection requests overstate
+            # the per-run cost); this uses timing only, never the samples' values
+            replanned = True
+            per_run = final_secs / na
+            extra = int(max(clock.left(), 0.0) * 0.9 / per_run)
+            cap = (max_samples - samples) // 2 if max_samples is not None else extra
+            n_final = max(n_final, na + min(extra, cap))
+        bar.update(budget_used() * (seconds or max_samples or 1), f"estimation {na}/{n_final} runs per stream")
+    bar.close()
+    k_a, k_b = int(ha[event_row].sum()), int(hb[event_row].sum())
+    lo = float(cp_lower(k_a, na, alpha / 2))
+    hi = float(cp_upper(k_b, nb, alpha / 2))
+    bound = math.log(lo) - math.log(hi) if lo > 0 else -math.inf
+    witness = Witness(
+        input_a=problem.describe_input(a), input_b=problem.describe_input(b), event=event_name,
+        family=getattr(cand, "family", ""), count_a=k_a, n_a=na, count_b=k_b, n_b=nb,
+        probability_a=k_a / na, probability_a_lower=lo, probability_b=k_b / nb, probability_b_upper=hi,
+        event_codes=tuple(int(x) for x in np.nonzero(event_row)[0]),
+    )
+    ka, kb = ev.counts(ha), ev.counts(hb)
+    per_event = event_estimates(ev.names, ka, na, kb, nb, alpha)
+    bound_reported = max(bound, 0.0) if math.isfinite(bound) else 0.0
+    verdict = VIOLATION if bound > epsilon else NO_VIOLATION
+    return AuditResult(
+        verdict=verdict, epsilon_claimed=float(epsilon), epsilon_lower_bound=float(bound_reported),
+        confidence=confidence, witness=witness, samples=int(samples), seconds=clock.elapsed(), seed=int(seed),
+        target=target_name, per_event=per_event,
+        search={"rounds": rounds, "pairs_examined": len(examined), "selection_top": [
+            {"score": sc, "pair": c.to_dict() if hasattr(c, "to_dict") else str(c), "event": name}
+            for sc, c, name, _, _ in scores[:5]], "projected_bound": score_best, "final_runs_per_stream": na},
+        method=("two-phase: successive-halving selection, then one pre-registered witness on fresh samples; "
+                "one-sided Clopper-Pearson at alpha/2 per side"),
+    )
+
+
+def _norm_isf(x: float) -> float:
+    from scipy import stats
+
+    return float(stats.norm.isf(x))
+
+
+def _cost_class(problem, c) -> int:
+    a, _ = problem.inputs(c)
+    n = len(a) if hasattr(a, "__len__") else 1
+    return 0 if n <= 5 else 1 if n <= 20 else 2
+
+
+def _codes_label(codes) -> str:
+    codes = sorted(int(c) for c in codes)
+    if len(codes) <= 8:
+        return ",".join(map(str, codes))
+    return ",".join(map(str, codes[:8])) + f",... {len(codes)} codes"
+
+
+def audit(
+    target: Target,
+    *,
+    epsilon: float,
+    eps_t,
+    seconds: float | None = 60.0,
+    seed: int = 0,
+    confidence: float = 0.95,
+    progress: bool = True,
+    max_samples: int | None = None,
+    max_T: int = 50,
+    oracle_plan=None,
+    extra_candidates: Sequence = (),
+) -> AuditResult:
+    """Audit a GTM deployment for a claimed epsilon, given its inputs' privacy eps_t."""
+    _check_eps_t(eps_t)
+    problem = GTMProblem(target, eps_t, max_T=max_T, oracle_plan=oracle_plan, extra_candidates=extra_candidates)
+    return run_audit(problem, epsilon=epsilon, seconds=seconds, max_samples=max_samples, seed=seed,
+                     confidence=confidence, progress=progress, target_name=target.describe())
+
+
+def _check_eps_t(eps_t):
+    vals = [eps_t] if isinstance(eps_t, (int, float)) else list(eps_t)
+    if not vals or any(not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0) for v in vals):
+        raise InvalidParameter(f"eps_t must be a positive number or a list of them, got {eps_t!r}")

@@ -1,0 +1,106 @@
+"""Readable audit reports: Markdown with a plot of the per-event privacy-loss estimates.
+
+The plot (matplotlib, PNG next to the report) shows, for every event of the witness pair, the
+estimated loss ln(P[E] / P'[E]) from the estimation-phase samples with simultaneous intervals
+(Bonferroni over the events), the claimed epsilon and the reported lower bound.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from .auditor import AuditResult
+
+
+def plot_per_event(result: AuditResult, path: Path, *, max_events: int = 60) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [e for e in result.per_event if math.isfinite(e.loss) or e.count or e.count_prime]
+    rows.sort(key=lambda e: -(e.loss_lower if math.isfinite(e.loss_lower) else -1e9))
+    rows = rows[:max_events]
+    fig, ax = plt.subplots(figsize=(8, max(3, 0.22 * len(rows) + 1.5)))
+    for i, e in enumerate(rows):
+        lo = e.loss_lower if math.isfinite(e.loss_lower) else -5
+        hi = e.loss_upper if math.isfinite(e.loss_upper) else 5
+        ax.plot([lo, hi], [i, i], color="tab:blue", lw=2)
+        if math.isfinite(e.loss):
+            ax.plot([e.loss], [i], "o", color="tab:blue", ms=3)
+    ax.axvline(result.epsilon_claimed, color="tab:red", ls="--", label=f"claimed eps = {result.epsilon_claimed:g}")
+    ax.axvline(-result.epsilon_claimed, color="tab:red", ls="--")
+    ax.axvline(result.epsilon_lower_bound, color="tab:green", ls=":",
+               label=f"lower bound = {result.epsilon_lower_bound:.3f}")
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([e.event for e in rows], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("ln(P[E] / P'[E])  (estimate and simultaneous interval)")
+    ax.set_title("Per-event privacy loss of the witness pair")
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def markdown_report(result: AuditResult, plot_name: str | None) -> str:
+    w = result.witness
+    lines = [
+        "# GTM privacy audit",
+        "",
+        f"- **verdict**: `{result.verdict}`",
+        f"- claimed epsilon: {result.epsilon_claimed:g}",
+        f"- lower bound on epsilon (confidence {result.confidence:g}): **{result.epsilon_lower_bound:.4f}**",
+        f"- target: `{result.target}`",
+        f"- samples: {result.samples:,} runs in {result.seconds:.1f} s (seed {result.seed})",
+        f"- search: {result.search.get('rounds')} selection rounds, {result.search.get('pairs_examined')} pairs examined",
+        f"- method: {result.method}",
+        "",
+    ]
+    if w is not None:
+        lines += [
+            "## Witness",
+            "",
+            f"- family: `{w.family}`; event: `{w.event}`",
+            f"- p  = {_fmt_stream(w.input_a)}",
+            f"- p' = {_fmt_stream(w.input_b)}",
+            f"- P[E]  = {w.probability_a:.6g} ({w.count_a:,}/{w.n_a:,}), one-sided lower bound {w.probability_a_lower:.6g}",
+            f"- P'[E] = {w.probability_b:.6g} ({w.count_b:,}/{w.n_b:,}), one-sided upper bound {w.probability_b_upper:.6g}",
+            f"- bound = ln({w.probability_a_lower:.6g} / {w.probability_b_upper:.6g}) = {_safe_log_ratio(w):.4f}",
+            "",
+        ]
+    if plot_name:
+        lines += ["## Per-event estimates", "", f"![per-event privacy loss]({plot_name})", ""]
+    lines += ["| event | count | count' | loss estimate | interval |", "|---|---:|---:|---:|---|"]
+    top = sorted(result.per_event, key=lambda e: -(e.loss_lower if math.isfinite(e.loss_lower) else -1e9))[:20]
+    for e in top:
+        lines.append(f"| {e.event} | {e.count} | {e.count_prime} | {e.loss:.4f} | [{e.loss_lower:.4f}, {e.loss_upper:.4f}] |")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def _fmt_stream(s) -> str:
+    if isinstance(s, (list, tuple)) and len(s) > 12:
+        return "[" + ", ".join(f"{x:.6g}" for x in s[:6]) + f", ... ({len(s)} steps)]"
+    if isinstance(s, (list, tuple)):
+        return "[" + ", ".join(f"{x:.6g}" if isinstance(x, float) else str(x) for x in s) + "]"
+    return str(s)
+
+
+def _safe_log_ratio(w) -> float:
+    if w.probability_a_lower <= 0:
+        return -math.inf
+    return math.log(w.probability_a_lower) - math.log(w.probability_b_upper)
+
+
+def write_report(result: AuditResult, path: Path) -> Path:
+    """Write the Markdown report and its PNG plot (same stem, ``.png``); returns the report path."""
+    from .cli_common import write_atomic
+
+    path = Path(path)
+    png = path.with_suffix(".png")
+    plot_per_event(result, png)
+    write_atomic(path, markdown_report(result, png.name))
+    return path

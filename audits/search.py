@@ -1,0 +1,236 @@
+"""Instance search: neighbouring Bernoulli streams (p, p') allowed by the input privacy eps_t.
+
+Two streams are neighbours when, for every step t, both p'_t / p_t and (1 - p'_t) / (1 - p_t)
+lie in [e^-eps_t, e^eps_t] (DESIGN.md). :func:`neighbour` moves a stream as far as allowed in
+a chosen direction per step (+1 up, -1 down, 0 unchanged).
+
+Families (:func:`initial_candidates`), all black-box (they do not need the target's plan):
+
+* ``constant``   - p_t = a for T steps, p' all up or all down (never-halting and tail events).
+* ``ramp``       - p_t geometric from a to b over T steps, p' all up or all down.
+* ``mixed``      - k continuation steps at a and a final step at b, the continuation steps moved
+  one way and the final step the other: the coupling of Lemma 17 shifts eta_1 for the
+  continuation steps and eta_{2,t} at the halting step, so the worst case for a halting
+  transcript makes continuing easier on one input early and halting easier on it at the end.
+* ``tiny``       - very small success probabilities (tail events of the noise).
+* ``laplace``    - Corollary 30's construction: M_t answers +1 iff f_t(X) + Lap(1/eps_t) >= tau_L,
+  so p_t = L(f_t - tau_L) and a neighbour moves f_t by +-1; background f below tau_L and one
+  step at or above it.
+* both directions of every pair are used (the pair and its swap are separate candidates).
+
+:func:`refine` perturbs a candidate (levels scaled, length changed, directions flipped) for the
+adaptive phase; :func:`oracle_candidates` asks the exact engine's worst-case search, when it is
+installed, for proposals.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gtm_core.errors import InvalidParameter
+
+LEVELS = (1e-4, 1e-3, 0.01, 0.04, 0.12, 0.25, 0.5, 0.8, 0.97)
+MIXED_LEVELS = (1e-3, 0.01, 0.04, 0.07, 0.12, 0.18, 0.25, 0.35)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A pair of neighbouring streams and the family that produced it."""
+
+    p: tuple[float, ...]
+    p_prime: tuple[float, ...]
+    family: str
+    params: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def T(self) -> int:
+        return len(self.p)
+
+    def swapped(self) -> "Candidate":
+        return Candidate(self.p_prime, self.p, self.family, {**self.params, "swapped": not self.params.get("swapped", False)})
+
+    def to_dict(self) -> dict:
+        return {"p": list(self.p), "p_prime": list(self.p_prime), "family": self.family, "params": dict(self.params)}
+
+
+def eps_at(eps_t, t: int) -> float:
+    """eps_t for step t (1-based): a number or a per-step sequence."""
+    if isinstance(eps_t, (int, float)):
+        return float(eps_t)
+    seq = list(eps_t)
+    return float(seq[min(t, len(seq)) - 1])
+
+
+def step_range(p: float, eps: float) -> tuple[float, float]:
+    """The interval of p' allowed by eps-DP of a Bernoulli mechanism with Pr[+1] = p."""
+    lo = max(p * math.exp(-eps), 1 - (1 - p) * math.exp(eps))
+    hi = min(p * math.exp(eps), 1 - (1 - p) * math.exp(-eps))
+    return max(lo, 0.0), min(hi, 1.0)
+
+
+def neighbour(p, directions, eps_t, fraction: float = 1.0) -> tuple[float, ...]:
+    """Move every p_t in its direction (+1 up, -1 down, 0 stay) by ``fraction`` of the allowed range."""
+    out = []
+    for t, (pt, d) in enumerate(zip(p, directions), start=1):
+        lo, hi = step_range(float(pt), eps_at(eps_t, t))
+        target = hi if d > 0 else lo if d < 0 else pt
+        moved = float(pt + fraction * (target - pt))
+        # subnormal p_t: p e^{-eps} can underflow to 0, which is not a neighbour; stay put then
+        out.append(moved if is_neighbour([pt], [moved], eps_at(eps_t, t)) else float(pt))
+    return tuple(out)
+
+
+def is_neighbour(p, p_prime, eps_t, *, slack: float = 1e-12) -> bool:
+    """Both ratio conditions of DESIGN.md hold at every step (with a relative float slack)."""
+    if len(p) != len(p_prime):
+        return False
+    for t, (a, b) in enumerate(zip(p, p_prime), start=1):
+        e = eps_at(eps_t, t) + slack
+        for x, y in ((a, b), (1 - a, 1 - b)):
+            if x == 0 or y == 0:
+                if x != y:
+                    return False
+                continue
+            if abs(math.log(y / x)) > e:
+                return False
+    return True
+
+
+def _pair(p, dirs, eps_t, family, **params) -> list[Candidate]:
+    pp = neighbour(p, dirs, eps_t)
+    c = Candidate(tuple(float(x) for x in p), pp, family, params)
+    return [c, c.swapped()]
+
+
+def initial_candidates(eps_t, max_T: int, *, lengths=(1, 2, 3, 5, 10, 20, 50)) -> list[Candidate]:
+    """The first-round candidate pairs of every family, both directions."""
+    if max_T < 1:
+        raise InvalidParameter(f"max_T must be >= 1, got {max_T!r}")
+    Ts = sorted({T for T in lengths if T <= max_T} | {min(max_T, 1)})
+    out: list[Candidate] = []
+    for T in Ts:
+        for a in LEVELS:
+            out += _pair([a] * T, [1] * T, eps_t, "constant", a=a, T=T)
+    for T in [T for T in Ts if T >= 3]:
+        for a, b in ((0.01, 0.3), (0.3, 0.01), (0.05, 0.2), (0.2, 0.05)):
+            ramp = np.geomspace(a, b, T)
+            out += _pair(ramp, [1] * T, eps_t, "ramp", a=a, b=b, T=T)
+    mixed_levels = MIXED_LEVELS
+    for k in (1, 3):
+        if k + 1 > max_T:
+            continue
+        for a in mixed_levels:
+            for b in mixed_levels:
+                p = [a] * k + [b]
+                out += _pair(p, [1] * k + [-1], eps_t, "mixed", a=a, b=b, k=k)
+    for T in Ts:
+        for a in (1e-6, 1e-5):
+            out += _pair([a] * T, [1] * T, eps_t, "tiny", a=a, T=T)
+    out += laplace_candidates(eps_t, max_T)
+    return _dedupe(out)
+
+
+def laplace_probability(f: float, tau_L: float, eps1: float) -> float:
+    """Corollary 30: Pr[f + Lap(1/eps1) >= tau_L]."""
+    d = f - tau_L
+    return 0.5 * math.exp(eps1 * d) if d <= 0 else 1 - 0.5 * math.exp(-eps1 * d)
+
+
+def laplace_candidates(eps_t, max_T: int) -> list[Candidate]:
+    """Corollary 30's streams: background f = tau_L - gap_b, the last step at tau_L + gap_h."""
+    out = []
+    eps1 = eps_at(eps_t, 1)
+    for T in sorted({min(max_T, T) for T in (1, 2, 5)}):
+        for gap_b in (5 / eps1, 20 / eps1, 40 / eps1):
+            for gap_h in (-20 / eps1, -5 / eps1, 0.0):
+                f = [-gap_b] * (T - 1) + [gap_h]
+                p = [laplace_probability(x, 0.0, eps_at(eps_t, t)) for t, x in enumerate(f, start=1)]
+                for dirs in ([1] * (T - 1) + [-1], [1] * T):
+                    f2 = [x + d for x, d in zip(f, dirs)]
+                    pp = tuple(laplace_probability(x, 0.0, eps_at(eps_t, t)) for t, x in enumerate(f2, start=1))
+                    c = Candidate(tuple(p), pp, "laplace", {"gap_b": gap_b, "gap_h": gap_h, "T": T})
+                    out += [c, c.swapped()]
+    return out
+
+
+def refine(c: Candidate, eps_t, max_T: int, rng: np.random.Generator, n: int = 8) -> list[Candidate]:
+    """Perturbations of a good candidate: levels scaled, length changed, moved fraction changed."""
+    out = []
+    p = np.asarray(c.p)
+    pp = np.asarray(c.p_prime)
+    dirs = np.sign(pp - p).astype(int)
+    for _ in range(n):
+        kind = rng.integers(4)
+        q = p.copy()
+        d = dirs.copy()
+        if kind == 0:  # scale every level by one factor
+            q = np.clip(q * math.exp(rng.normal(0, 0.3)), 1e-9, 1 - 1e-9)
+        elif kind == 1:  # scale one step
+            i = rng.integers(q.size)
+            q[i] = min(max(q[i] * math.exp(rng.normal(0, 0.4)), 1e-9), 1 - 1e-9)
+        elif kind == 2:  # change the length by repeating / dropping a continuation step
+            if q.size > 1 and rng.random() < 0.5:
+                i = rng.integers(q.size - 1)
+                q, d = np.delete(q, i), np.delete(d, i)
+            elif q.size < max_T:
+                i = rng.integers(q.size)
+                q, d = np.insert(q, i, q[i]), np.insert(d, i, d[i])
+        else:  # flip or zero one step's direction
+            i = rng.integers(q.size)
+            d[i] = rng.choice([-1, 0, 1])
+        if not d.any():
+            continue
+        out.append(Candidate(tuple(float(x) for x in q), neighbour(q, d, eps_t), c.family + "+refined",
+                             {"parent": c.params}))
+    return _dedupe(out)
+
+
+def exact_oracle_available() -> bool:
+    """True when the exact engine's worst-case search (gtm_core.exact_search) is installed."""
+    return importlib.util.find_spec("gtm_core.exact_search") is not None
+
+
+def oracle_candidates(plan, eps_t, max_T: int, **kwargs) -> list[Candidate]:
+    """Pairs proposed by the exact engine's worst-case search (our own targets only)."""
+    if not exact_oracle_available():
+        return []
+    from gtm_core import exact_search  # the feature check above decides; errors here are real errors
+
+    found = exact_search.worst_case_search(plan, **kwargs)
+    out = []
+    for item in _as_list(found):
+        p, pp = _extract_pair(item)
+        if p is None or len(p) > max_T or not is_neighbour(p, pp, eps_t, slack=1e-9):
+            continue
+        c = Candidate(tuple(map(float, p)), tuple(map(float, pp)), "exact-oracle", {})
+        out += [c, c.swapped()]
+    return out
+
+
+def _as_list(found):
+    if isinstance(found, (list, tuple)):
+        return list(found)
+    return [found]
+
+
+def _extract_pair(item):
+    for a, b in (("p", "p_prime"), ("p", "q"), ("stream", "neighbour")):
+        if hasattr(item, a) and hasattr(item, b):
+            return list(getattr(item, a)), list(getattr(item, b))
+        if isinstance(item, dict) and a in item and b in item:
+            return list(item[a]), list(item[b])
+    return None, None
+
+
+def _dedupe(cands: list[Candidate]) -> list[Candidate]:
+    seen, out = set(), []
+    for c in cands:
+        key = (tuple(round(x, 12) for x in c.p), tuple(round(x, 12) for x in c.p_prime))
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out

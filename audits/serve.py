@@ -1,0 +1,80 @@
+"""Serve our GTM over DESIGN.md's JSON-lines target protocol (the example target for `gtm audit`).
+
+    python -m audits.serve CONFIG [--broken VARIANT] [--seed-mode request|os]
+
+Reads one request per line on stdin, ``{"p": [...], "n": N, "seed": S}``, answers
+``{"halt": [...], "evaluations": [...]}`` (evaluations only when the request has
+``"evaluations": true``). ``--seed-mode request`` (default) seeds each request's generator with S
+so audits are reproducible; ``--seed-mode os`` ignores S and draws fresh operating-system
+entropy (a deployment's behaviour). ``--broken VARIANT`` serves one of the deliberately broken
+deployments of :mod:`audits.broken` (the auditor's power suite). A bad request gets
+``{"error": "..."}``; the server keeps running.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import numpy as np
+
+from gtm_core.config import GTMConfig
+from gtm_core.errors import GTMError
+from gtm_core.planners import make_plan
+
+from .broken import VARIANTS, simulate_deployment, variant
+
+
+def handle(plan, deployment, request: dict, seed_mode: str) -> dict:
+    if not isinstance(request, dict):
+        return {"error": "request must be a JSON object"}
+    p, n, seed = request.get("p"), request.get("n"), request.get("seed", 0)
+    if not isinstance(p, list) or not p or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in p):
+        return {"error": "p must be a non-empty list of numbers"}
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        return {"error": f"n must be a non-negative integer, got {n!r}"}
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        return {"error": f"seed must be a non-negative integer, got {seed!r}"}
+    want_evals = bool(request.get("evaluations", False))
+    rng = np.random.default_rng(seed if seed_mode == "request" else None)
+    try:
+        res = simulate_deployment(plan, deployment, p, n, rng, evaluations=want_evals)
+    except GTMError as exc:
+        return {"error": str(exc)}
+    out = {"halt": res.halt.tolist()}
+    if want_evals:
+        out["evaluations"] = res.evaluations.tolist()
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m audits.serve", description=__doc__.splitlines()[0])
+    ap.add_argument("config", help="GTM configuration (TOML)")
+    ap.add_argument("--broken", default="correct", choices=sorted(VARIANTS), help="serve a broken deployment")
+    ap.add_argument("--seed-mode", default="request", choices=["request", "os"])
+    args = ap.parse_args(argv)
+    try:
+        plan = make_plan(GTMConfig.load(args.config))
+        deployment = variant(args.broken)
+    except GTMError as exc:
+        print(f"audits.serve: error: {exc}", file=sys.stderr)
+        return 2
+    out = sys.stdout
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            request = json.loads(line)
+        except json.JSONDecodeError:
+            response = {"error": "malformed JSON request"}
+        else:
+            response = handle(plan, deployment, request, args.seed_mode)
+        out.write(json.dumps(response, separators=(",", ":")) + "\n")
+        out.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,297 @@
+"""Deployment targets: anything that can run a GTM on a Bernoulli stream many times.
+
+A :class:`Target` answers ``sample(p, n, seed) -> TargetSample`` with ``halt`` (int array of
+length n; 0 = never halted, 1..T = halting step) and optionally ``evaluations``.
+
+* :class:`SimulatorTarget` - our GTM (or a broken :class:`~audits.broken.Deployment`) in-process,
+  vectorised (the fast path).
+* :class:`ReferenceTarget` - the literal Algorithm 1 of :mod:`gtm_core.reference` (slow).
+* :class:`CallableTarget` - any Python callable ``fn(p, n, seed)``.
+* :class:`SubprocessTarget` - any program speaking DESIGN.md's JSON-lines protocol:
+  request ``{"p": [...], "n": N, "seed": S}``, response ``{"halt": [...]}`` (+ ``"evaluations"``).
+  Runs are batched (one request carries up to ``max_batch`` runs); a crash, a timeout, malformed
+  JSON, wrong lengths or out-of-range values raise :class:`TargetError` (never a bogus verdict).
+
+Every answer goes through :func:`validate_sample`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import shlex
+import subprocess
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from gtm_core.errors import GTMError, InvalidParameter, TargetError
+from gtm_core.planners import Plan
+
+from .broken import CORRECT, Deployment, simulate_deployment
+
+
+@dataclass(frozen=True)
+class TargetSample:
+    halt: np.ndarray
+    evaluations: np.ndarray | None = None
+
+
+def validate_sample(halt, evaluations, n: int, T: int, *, source: str = "target") -> TargetSample:
+    """Check an answer: n integers in 0..T (and n non-negative evaluation counts if present)."""
+    try:
+        h = np.asarray(halt)
+    except Exception:
+        raise TargetError(f"{source} answered halting times that are not an array") from None
+    if h.ndim != 1 or h.size != n:
+        raise TargetError(f"{source} answered {h.size if h.ndim == 1 else 'a non-list of'} halting times, expected {n}")
+    if h.size and not (np.issubdtype(h.dtype, np.integer) or (
+            np.issubdtype(h.dtype, np.floating) and np.all(np.isfinite(h)) and np.all(h == np.floor(h)))):
+        raise TargetError(f"{source} answered halting times that are not integers")
+    h = h.astype(np.int64)
+    if h.size and (h.min() < 0 or h.max() > T):
+        bad = int(h[(h < 0) | (h > T)][0])
+        raise TargetError(f"{source} answered halting time {bad} outside 0..{T}")
+    ev = None
+    if evaluations is not None:
+        e = np.asarray(evaluations)
+        if e.ndim != 1 or e.size != n:
+            raise TargetError(f"{source} answered {e.size} evaluation counts, expected {n}")
+        if e.size and (not np.issubdtype(e.dtype, np.integer) or e.min() < 0):
+            raise TargetError(f"{source} answered evaluation counts that are not non-negative integers")
+        ev = e.astype(np.int64)
+    return TargetSample(h, ev)
+
+
+def _check_request(p, n, seed):
+    arr = np.asarray(p, dtype=float)
+    if arr.ndim != 1 or arr.size == 0 or np.any(~np.isfinite(arr)) or np.any((arr < 0) | (arr > 1)):
+        raise InvalidParameter("p must be a non-empty list of probabilities in [0, 1]")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise InvalidParameter(f"n must be a non-negative integer, got {n!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InvalidParameter(f"seed must be a non-negative integer, got {seed!r}")
+    return arr
+
+
+class Target:
+    """Interface: ``sample(p, n, seed) -> TargetSample``; ``close()``; usable as a context manager."""
+
+    name = "target"
+    max_T: int | None = None  # longest stream the target accepts (None = unknown)
+
+    def sample(self, p, n: int, seed: int, *, evaluations: bool = False) -> TargetSample:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def describe(self) -> str:
+        return self.name
+
+
+class SimulatorTarget(Target):
+    """Our GTM for ``plan`` (or a broken deployment of it), vectorised in-process."""
+
+    def __init__(self, plan: Plan, deployment: Deployment = CORRECT, *, name: str | None = None):
+        self.plan, self.deployment = plan, deployment
+        self.max_T = plan.horizon
+        self.name = name or ("simulator" if deployment.is_algorithm1 else "simulator(broken)")
+
+    def sample(self, p, n, seed, *, evaluations=False):
+        arr = _check_request(p, n, seed)
+        res = simulate_deployment(self.plan, self.deployment, arr, int(n), np.random.default_rng(seed),
+                                  evaluations=evaluations)
+        return validate_sample(res.halt, res.evaluations, int(n), arr.size, source=self.name)
+
+
+class ReferenceTarget(Target):
+    """The literal Algorithm 1 (one run at a time; slow, for cross-checks)."""
+
+    name = "reference"
+
+    def __init__(self, plan: Plan):
+        self.plan = plan
+        self.max_T = plan.horizon
+
+    def sample(self, p, n, seed, *, evaluations=False):
+        from gtm_core.reference import run_reference
+
+        arr = _check_request(p, n, seed)
+        rng = np.random.default_rng(seed)
+        out = [run_reference(self.plan, arr, rng) for _ in range(int(n))]
+        halt = np.array([o[0] for o in out], dtype=np.int64)
+        ev = np.array([o[1] for o in out], dtype=np.int64) if evaluations else None
+        return validate_sample(halt, ev, int(n), arr.size, source=self.name)
+
+
+class CallableTarget(Target):
+    """Any callable ``fn(p, n, seed)`` returning halting times (or (halt, evaluations))."""
+
+    def __init__(self, fn: Callable, *, name: str = "callable", max_T: int | None = None):
+        if not callable(fn):
+            raise InvalidParameter(f"fn must be callable, got {type(fn).__name__}")
+        self.fn, self.name, self.max_T = fn, name, max_T
+
+    def sample(self, p, n, seed, *, evaluations=False):
+        arr = _check_request(p, n, seed)
+        try:
+            out = self.fn(list(map(float, arr)), int(n), int(seed))
+        except GTMError:
+            raise
+        except Exception as exc:
+            raise TargetError(f"{self.name} raised {type(exc).__name__}: {str(exc)[:200]}") from None
+        if isinstance(out, tuple) and len(out) == 2:
+            halt, ev = out
+        else:
+            halt, ev = out, None
+        return validate_sample(halt, ev if evaluations else None, int(n), arr.size, source=self.name)
+
+
+class SubprocessTarget(Target):
+    """A deployment behind DESIGN.md's JSON-lines protocol, started once and kept running."""
+
+    def __init__(self, command: str | list[str], *, timeout: float = 60.0, max_batch: int = 1_000_000,
+                 startup_timeout: float | None = None, env: dict | None = None):
+        self.argv = shlex.split(command) if isinstance(command, str) else list(command)
+        if not self.argv:
+            raise InvalidParameter("target command must not be empty")
+        if not timeout > 0:
+            raise InvalidParameter(f"timeout must be > 0, got {timeout!r}")
+        self.command = command if isinstance(command, str) else shlex.join(command)
+        self.name = f"subprocess({self.command})"
+        self.timeout = float(timeout)
+        self.startup_timeout = float(startup_timeout if startup_timeout is not None else timeout)
+        self.max_batch = int(max_batch)
+        self.requests = 0
+        self._first = True
+        try:
+            self._proc = subprocess.Popen(
+                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                env={**os.environ, **(env or {})}, bufsize=0,
+            )
+        except OSError as exc:
+            raise TargetError(f"cannot start target {self.command!r}: {exc.strerror or exc}") from None
+        self._buffer = b""
+        self._sel = selectors.DefaultSelector()
+        self._sel.register(self._proc.stdout, selectors.EVENT_READ)
+
+    def describe(self) -> str:
+        return self.command
+
+    def sample(self, p, n, seed, *, evaluations=False):
+        arr = _check_request(p, n, seed)
+        halts, evs = [], []
+        done, part = 0, 0
+        while done < n or (n == 0 and part == 0):
+            m = min(self.max_batch, n - done)
+            # each batch gets its own seed, derived deterministically from (seed, batch index)
+            batch_seed = int(seed) if part == 0 else int(np.random.SeedSequence([int(seed), part]).generate_state(1)[0])
+            req = {"p": [float(x) for x in arr], "n": int(m), "seed": batch_seed}
+            if evaluations:
+                req["evaluations"] = True
+            resp = self._request(req)
+            s = validate_sample(resp.get("halt"), resp.get("evaluations") if evaluations else None, m, arr.size,
+                                source="target")
+            if evaluations and s.evaluations is None:
+                raise TargetError("target did not answer evaluation counts")
+            halts.append(s.halt)
+            if evaluations:
+                evs.append(s.evaluations)
+            done += m
+            part += 1
+            if n == 0:
+                break
+        halt = np.concatenate(halts) if halts else np.zeros(0, dtype=np.int64)
+        return TargetSample(halt, np.concatenate(evs) if evaluations else None)
+
+    def _request(self, payload: dict) -> dict:
+        if self._proc is None:
+            raise TargetError("target connection is closed")
+        if self._proc.poll() is not None:
+            raise TargetError(f"target exited with code {self._proc.returncode}{self._stderr_tail()}")
+        line = (json.dumps(payload) + "\n").encode()
+        try:
+            self._proc.stdin.write(line)
+            self._proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise TargetError(f"target closed its input (exit code {self._proc.poll()}){self._stderr_tail()}") from None
+        self.requests += 1
+        timeout = self.startup_timeout if self._first else self.timeout
+        raw = self._read_line(timeout)
+        self._first = False
+        try:
+            resp = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            snippet = raw[:80].decode("utf-8", "replace")
+            raise TargetError(f"target answered malformed JSON: {snippet!r}") from None
+        if not isinstance(resp, dict):
+            raise TargetError(f"target answered a JSON {type(resp).__name__}, expected an object")
+        if "error" in resp and "halt" not in resp:
+            raise TargetError(f"target reported an error: {str(resp['error'])[:200]}")
+        if "halt" not in resp:
+            raise TargetError("target answer has no 'halt' field")
+        return resp
+
+    def _read_line(self, timeout: float) -> bytes:
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.close()
+                raise TargetError(f"target did not answer within {timeout:g} s (hang?)")
+            if not self._sel.select(left):
+                continue
+            chunk = os.read(self._proc.stdout.fileno(), 1 << 20)
+            if not chunk:
+                code = self._proc.wait(timeout=5)
+                raise TargetError(f"target exited with code {code} before answering{self._stderr_tail()}")
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return line
+
+    def _stderr_tail(self) -> str:
+        try:
+            if self._proc.poll() is None:
+                return ""
+            err = self._proc.stderr.read().decode("utf-8", "replace").strip().splitlines()
+            return f": {err[-1][:200]}" if err else ""
+        except Exception:
+            return ""
+
+    def close(self) -> None:
+        proc = getattr(self, "_proc", None)
+        if proc is None:
+            return
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
+        if proc.poll() is None:
+            try:
+                proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=5)
+        for f in (proc.stdout, proc.stderr):
+            try:
+                f.close()
+            except OSError:
+                pass
+        self._sel.close()
+        self._proc = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass

@@ -1,0 +1,113 @@
+"""The auditor on the project's own GTM: throughput, tightness, accuracy and cost.
+
+    python -m benchmarks.bench_audit_gtm [--seconds 60] [--config examples/default.toml]
+
+1. Throughput: GTM steps simulated per second by the audit's sampling (in-process simulator
+   target, and the subprocess protocol target with batched requests), single process.
+2. Tightness: `audit` of the correct deployment with the time budget; its lower bound is compared
+   with the numerical worst-case loss (audits.distribution on the witness pair and the canonical
+   mixed pairs) and, when the exact engine is installed, with its worst-case search.
+3. Accuracy and cost audits (audits.accuracy) for steps 1, 2, 5, 10.
+Writes benchmarks/results/audit_gtm.json with machine information.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+
+from audits.accuracy import accuracy_audit, cost_audit  # noqa: E402
+from audits.auditor import audit  # noqa: E402
+from audits.broken import CORRECT  # noqa: E402
+from audits.search import exact_oracle_available  # noqa: E402
+from audits.targets import SimulatorTarget, SubprocessTarget  # noqa: E402
+from benchmarks.bench_audit_power import numerical_worst  # noqa: E402
+from benchmarks.machine import machine_info  # noqa: E402
+from gtm_core.config import GTMConfig  # noqa: E402
+from gtm_core.planners import make_plan  # noqa: E402
+
+
+class CountingTarget:
+    """Wraps a target and counts simulated GTM steps (a run that halts at h took h steps, else T)."""
+
+    def __init__(self, inner):
+        self.inner, self.steps, self.seconds = inner, 0, 0.0
+        self.max_T, self.name = inner.max_T, inner.name
+
+    def sample(self, p, n, seed, evaluations=False):
+        t0 = time.perf_counter()
+        s = self.inner.sample(p, n, seed, evaluations=evaluations)
+        self.seconds += time.perf_counter() - t0
+        self.steps += int(np.where(s.halt == 0, len(p), s.halt).sum())
+        return s
+
+    def describe(self):
+        return self.inner.describe()
+
+
+def throughput(target, stream, n, reps):
+    c = CountingTarget(target)
+    for i in range(reps):
+        c.sample(stream, n, i)
+    return c.steps / c.seconds
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=float, default=60.0)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--config", default="examples/default.toml")
+    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "audit_gtm.json"))
+    args = ap.parse_args(argv)
+    cfg = GTMConfig.load(args.config)
+    plan = make_plan(cfg)
+    eps_t = plan.step(1).eps_t
+    res = {"benchmark": "audit_gtm", "config": args.config, "machine": machine_info()}
+
+    stream = [plan.step(t).continue_threshold * 0.5 for t in range(1, 21)]
+    sim = SimulatorTarget(plan)
+    res["throughput_inprocess_steps_per_s"] = throughput(sim, stream, 1_000_000, 3)
+    with SubprocessTarget(f"{sys.executable} -m audits.serve {args.config}", max_batch=1_000_000) as sub:
+        sub.sample([0.1], 10, 0)
+        res["throughput_subprocess_steps_per_s"] = throughput(sub, stream, 1_000_000, 3)
+    print(f"throughput: in-process {res['throughput_inprocess_steps_per_s'] / 1e6:.1f} M steps/s, "
+          f"subprocess {res['throughput_subprocess_steps_per_s'] / 1e6:.1f} M steps/s (one request = 1e6 runs)")
+
+    counting = CountingTarget(sim)
+    r = audit(counting, epsilon=plan.epsilon, eps_t=eps_t, seconds=args.seconds, seed=args.seed, progress=False)
+    w = r.witness
+    num = numerical_worst(plan, CORRECT, eps_t, [(tuple(w.input_a), tuple(w.input_b))])
+    res["tightness"] = {"lower_bound": r.epsilon_lower_bound, "numerical_worst_case": num[0],
+                        "ratio": r.epsilon_lower_bound / num[0], "witness": w.to_dict(), "seconds": r.seconds,
+                        "samples": r.samples, "audit_steps_per_s": counting.steps / counting.seconds,
+                        "exact_engine_available": exact_oracle_available()}
+    print(f"tightness: audit lower bound {r.epsilon_lower_bound:.4f} in {r.seconds:.1f} s vs numerical worst case "
+          f"{num[0]:.4f} ({num[1]}) -> ratio {r.epsilon_lower_bound / num[0]:.3f}; "
+          f"audit sampled {counting.steps / counting.seconds / 1e6:.1f} M steps/s")
+
+    acc = accuracy_audit(sim, plan, steps=(1, 2, 5, 10), n=200_000, seed=args.seed)
+    res["accuracy"] = [a.to_dict() for a in acc]
+    for a in acc:
+        print(f"accuracy t={a.t:3d}: Type I {a.type_I:.5f} [{a.type_I_interval[0]:.5f}, {a.type_I_interval[1]:.5f}]  "
+              f"Type II {a.type_II:.5f} [{a.type_II_interval[0]:.5f}, {a.type_II_interval[1]:.5f}]  "
+              f"beta_t {a.beta_t:.5f} beta {a.beta:g} ok={a.ok}")
+    cost = cost_audit(sim, plan, T=10, n=100_000, seed=args.seed)
+    res["cost"] = cost.to_dict()
+    print(f"cost T=10: mean evaluations {cost.mean_evaluations:,.0f}, p99 {cost.p99_evaluations:,.0f}, "
+          f"sum lambda_max {cost.sum_lambda_max:,.0f}, budget sum {cost.sum_budget:,}, above budget "
+          f"{cost.fraction_above_budget:.2e} [{cost.fraction_above_budget_interval[0]:.1e}, "
+          f"{cost.fraction_above_budget_interval[1]:.1e}]")
+    Path(args.out).write_text(json.dumps(res, indent=2, default=float) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,662 @@
+"""Hostile-input campaign: every public function of gtm_core and every CLI verb, fed malformed input.
+
+Property, for every case: the call either succeeds (a hostile mutation can still be valid input)
+or ends in a typed :class:`GTMError` (API) / exit 2 with exactly one line ``gtm: error: ...`` and
+no traceback (CLI); never a bare Python exception, a NaN or complex result, a partial ``--json``
+output file, a state file left behind by a refused ``deploy init`` or a half-written state
+(every state left behind opens cleanly or is refused with StateError).
+
+Hostile values: NaN, +-inf, negative, zero, subnormal, huge (1e308, 10**30, 10**400), wrong
+types (strings, None, bools, lists, dicts, bytes, complex, objects); configurations with bad
+TOML, wrong types, unknown keys and tables, missing keys, per-step lists of the wrong length or
+with hostile entries; paths that do not exist, are directories, sit under a regular file, are
+not writable (/proc) or contain NUL bytes.
+
+Bounded and seeded: Hypothesis runs derandomized with fixed example counts; the number of cases
+is counted and printed by the last test (run with ``-s`` to see it).
+"""
+
+from __future__ import annotations
+
+import collections
+import copy
+import inspect
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import mpmath
+import numpy as np
+import pytest
+import tomli_w
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from audits.cli import cli
+from gtm_core import GTMConfig, GTMParameters, StepSpec, StreamParameters, make_plan
+from gtm_core import budget as B
+from gtm_core import formulas as F
+from gtm_core import numeric, validation
+from gtm_core import reference as R
+from gtm_core import simulator as S
+from gtm_core.deployment import CommandMechanism, Deployment, check_time_limit
+from gtm_core.errors import GTMError, MechanismError, StateError
+
+ROOT = Path(__file__).resolve().parents[1]
+CASES: collections.Counter = collections.Counter()
+_SCRATCH = Path(tempfile.mkdtemp(prefix="gtm-hostile-"))
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _in_scratch_directory():
+    """Hostile relative paths (a state or --json path "x", "-1", ...) must land in a scratch
+    directory, never in the repository; everything is removed afterwards."""
+    old = os.getcwd()
+    cwd = _SCRATCH / "cwd"
+    cwd.mkdir(exist_ok=True)
+    os.chdir(cwd)
+    try:
+        yield
+    finally:
+        os.chdir(old)
+        shutil.rmtree(_SCRATCH, ignore_errors=True)
+
+
+def _settings(n):
+    return settings(max_examples=n, derandomize=True, deadline=None, database=None,
+                    suppress_health_check=list(HealthCheck))
+
+
+class _Opaque:
+    def __repr__(self):
+        return "<opaque>"
+
+
+HOSTILE_NUMBERS = [math.nan, math.inf, -math.inf, -1.0, -1e-300, 0, 0.0, -0.0, 5e-324, 1e308, 10**30,
+                   10**400, -(10**30), 1.0, 2.0, 2.5, 0.5, 1e-12, np.float64("nan"), np.int64(-3)]
+HOSTILE_OTHER = ["x", "", "nan", "1e999", None, True, False, [], [1.0], {}, {"a": 1}, b"1", 1 + 2j,
+                 _Opaque(), mpmath.mpf("nan"), mpmath.mpf("-inf")]
+hostile_value = st.one_of(
+    st.sampled_from(HOSTILE_NUMBERS + HOSTILE_OTHER),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(min_value=-(10**20), max_value=10**20),
+    st.text(max_size=4),
+)
+
+
+def typed(fn, *args, **kwargs):
+    """Call; a GTMError is an acceptable outcome (returned as the sentinel TYPED)."""
+    CASES["api"] += 1
+    try:
+        return fn(*args, **kwargs)
+    except GTMError:
+        return TYPED
+
+
+TYPED = object()
+
+
+def real_or_typed(result):
+    if result is TYPED:
+        return
+    if isinstance(result, (complex, mpmath.mpc)):
+        raise AssertionError(f"complex result {result!r}")
+    if isinstance(result, float):
+        assert not math.isnan(result), "NaN result"
+    if isinstance(result, mpmath.mpf):
+        assert not mpmath.isnan(result), "NaN result"
+
+
+# ---------------------------------------------------------------------------------------------
+# formulas, validation helpers, numeric backends
+# ---------------------------------------------------------------------------------------------
+
+GOOD_ARGS = {
+    "t": 3, "beta": 0.05, "alpha": 0.05, "gamma": 1.5, "x": 10, "c": 10, "epsilon": 1.0,
+    "theta": 1.0, "eps_t": 0.1, "p_star": 0.5, "beta_II": 0.01, "beta_t": 0.001, "Lambda": 5.0,
+    "C_A": 1.0, "epsilon_c": 1.0, "c_h": 2.0, "halted": True, "delta_t": 1e-6, "p": 0.3,
+    "phi": 0.1, "delta": 1e-6, "T": 100, "eps_1": 0.1, "Lambda0": 5.0, "p_bar": 0.1, "mu1": 13.0,
+    "tau1": 3.0, "c_G": "0.25", "u": 2.0, "sigma": 3.0, "k": 1.0, "W": 10.0,
+}
+FORMULAS = [n for n in F.__all__]
+
+
+def _formula_params(name):
+    sig = inspect.signature(getattr(F, name))
+    return [p.name for p in sig.parameters.values()
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.POSITIONAL_ONLY)]
+
+
+@_settings(200)
+@given(name=st.sampled_from(FORMULAS), data=st.data())
+def test_formulas_with_hostile_arguments(name, data):
+    params = _formula_params(name)
+    args = {p: GOOD_ARGS[p] for p in params}
+    dps = data.draw(st.sampled_from([None, None, 30, 0, -5, "x", 10**9, True]), label="dps")
+    if params:
+        for p in data.draw(st.lists(st.sampled_from(params), min_size=1, max_size=2, unique=True)):
+            args[p] = data.draw(hostile_value, label=p)
+    real_or_typed(typed(getattr(F, name), **args, dps=dps))
+
+
+@_settings(300)
+@given(helper=st.sampled_from([n for n in dir(validation) if n.startswith("check_")]), value=hostile_value)
+def test_validation_helpers(helper, value):
+    result = typed(getattr(validation, helper), "field", value)
+    if result is not TYPED:
+        assert isinstance(result, (int, float)) and not isinstance(result, bool)
+        assert isinstance(result, int) or math.isfinite(result)
+
+
+@_settings(40)
+@given(dps=hostile_value)
+def test_numeric_backend(dps):
+    typed(numeric.backend, dps)
+
+
+# ---------------------------------------------------------------------------------------------
+# configurations -> plan -> deployment
+# ---------------------------------------------------------------------------------------------
+
+VALID21 = {"gtm": {"epsilon": 1.0, "parameterization": "theorem21", "theta": 1.0, "gamma": 1.5, "beta": 0.05},
+           "stream": {"eps_t": 0.1, "delta_t": 0.0, "p_star": 0.5, "horizon": 20}}
+VALID23 = {"gtm": {"parameterization": "theorem23", "epsilon_c": 1.0, "c_h": 2.0, "gamma": 1.5, "beta": 0.05},
+           "stream": {"eps_t": 0.1, "p_star": 0.5, "horizon": 20}}
+KEYS = {"gtm": ["epsilon", "parameterization", "theta", "gamma", "beta", "epsilon_c", "c_h",
+                "evaluation_budget_factor"],
+        "stream": ["eps_t", "delta_t", "p_star", "horizon"]}
+
+
+@st.composite
+def hostile_config_dict(draw):
+    d = copy.deepcopy(draw(st.sampled_from([VALID21, VALID23])))
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(["set", "set", "set", "delete", "unknown_key", "unknown_table",
+                                     "list_wrong_length", "list_hostile", "table_type", "param_name"]))
+        table = draw(st.sampled_from(["gtm", "stream"]))
+        for name in ("gtm", "stream"):
+            if not isinstance(d.get(name), dict):
+                d[name] = {}
+        key = draw(st.sampled_from(KEYS[table]))
+        if kind == "set":
+            d[table][key] = draw(hostile_value)
+        elif kind == "delete":
+            d[table].pop(key, None)
+        elif kind == "unknown_key":
+            d[table][draw(st.sampled_from(["epsilon_t", "Horizon", "", "gtm", "x y"]))] = 1.0
+        elif kind == "unknown_table":
+            d[draw(st.sampled_from(["extra", "GTM", ""]))] = {"a": 1}
+        elif kind == "list_wrong_length":
+            h = d["stream"].get("horizon", 20)
+            h = h if isinstance(h, int) and 0 < h < 100 else 20
+            n = draw(st.sampled_from([0, 1, h - 1, h + 1]))
+            d["stream"][draw(st.sampled_from(["eps_t", "p_star", "delta_t"]))] = [0.1] * max(n, 0)
+        elif kind == "list_hostile":
+            h = d["stream"].get("horizon", 20)
+            h = h if isinstance(h, int) and 0 < h < 100 else 20
+            values = [0.1] * h
+            values[draw(st.integers(0, h - 1))] = draw(hostile_value)
+            d["stream"][draw(st.sampled_from(["eps_t", "p_star", "delta_t"]))] = values
+        elif kind == "table_type":
+            d[table] = draw(st.sampled_from([5, "x", [1, 2], None]))
+        elif kind == "param_name":
+            d["gtm"]["parameterization"] = draw(st.sampled_from(["theorem22", "", "exact", 21, None, "THEOREM21"]))
+    return d
+
+
+def _pipeline(config: GTMConfig) -> None:
+    """A configuration that was accepted must plan, or fail typed, at its first and last step."""
+    plan = typed(make_plan, config)
+    if plan is TYPED:
+        return
+    for t in {1, min(config.stream.horizon, 10**6)}:
+        sp = typed(plan.step, t)
+        if sp is not TYPED:
+            for v in (sp.rho, sp.Lambda, sp.p_bar, sp.lambda_max, sp.budget_exceed_probability):
+                assert not math.isnan(v), sp
+    real_or_typed(typed(plan.claimed_loss, 1, True))
+
+
+@_settings(200)
+@given(d=hostile_config_dict())
+def test_config_from_dict_and_plan(d):
+    config = typed(GTMConfig.from_dict, d)
+    if config is not TYPED:
+        _pipeline(config)
+        again = typed(GTMConfig.from_toml, config.to_toml())
+        assert again is TYPED or again == config
+
+
+@_settings(150)
+@given(table=st.sampled_from(["gtm", "stream", "step"]), data=st.data())
+def test_config_constructors_directly(table, data):
+    if table == "gtm":
+        kw = dict(VALID21["gtm"])
+        kw[data.draw(st.sampled_from(KEYS["gtm"]))] = data.draw(hostile_value)
+        typed(GTMParameters, **kw)
+    elif table == "stream":
+        kw = dict(VALID21["stream"])
+        kw[data.draw(st.sampled_from(KEYS["stream"]))] = data.draw(hostile_value)
+        typed(StreamParameters, **kw)
+    else:
+        kw = {"t": 1, "eps_t": 0.1, "p_star": 0.5, "delta_t": 0.0}
+        kw[data.draw(st.sampled_from(list(kw)))] = data.draw(hostile_value)
+        typed(StepSpec, **kw)
+
+
+@_settings(60)
+@given(field=st.sampled_from(KEYS["gtm"] + KEYS["stream"] + ["bogus"]), value=hostile_value)
+def test_config_with_changes(field, value):
+    typed(GTMConfig.from_dict(VALID21).with_changes, **{field: value})
+
+
+def _toml_text(d) -> str | None:
+    try:
+        return tomli_w.dumps(d)
+    except Exception:
+        return None
+
+
+@st.composite
+def hostile_config_file(draw):
+    """(suffix, bytes) of a configuration file: mutated TOML/JSON, broken TOML, binary junk."""
+    kind = draw(st.sampled_from(["toml", "toml", "json", "truncated", "garbage_line", "text", "binary", "empty"]))
+    d = draw(hostile_config_dict())
+    valid_text = tomli_w.dumps(VALID21)
+    if kind == "toml":
+        text = _toml_text(d)
+        if text is not None:
+            return ".toml", text.encode()
+        kind = "truncated"
+    if kind == "json":
+        try:
+            return ".json", json.dumps(d, default=str).encode()
+        except (TypeError, ValueError):
+            kind = "truncated"
+    if kind == "truncated":
+        return ".toml", valid_text[: draw(st.integers(0, len(valid_text) - 1))].encode()
+    if kind == "garbage_line":
+        lines = valid_text.splitlines()
+        lines[draw(st.integers(0, len(lines) - 1))] = draw(st.sampled_from(
+            ["[gtm", "epsilon = ", "= 1", "horizon = 1e999", "eps_t = [0.1,", "[[stream]]", "\x00", "p_star = 'a"]))
+        return ".toml", "\n".join(lines).encode()
+    if kind == "text":
+        return draw(st.sampled_from([".toml", ".json", ".txt"])), draw(st.text(max_size=40)).encode("utf-8", "replace")
+    if kind == "binary":
+        return ".toml", draw(st.binary(min_size=1, max_size=40)) + b"\xff\xfe"
+    return draw(st.sampled_from([".toml", ".json"])), b""
+
+
+@_settings(80)
+@given(f=hostile_config_file())
+def test_config_load(f):
+    suffix, raw = f
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / f"c{suffix}"
+        p.write_bytes(raw)
+        config = typed(GTMConfig.load, p)
+        if config is not TYPED:
+            _pipeline(config)
+
+
+BAD_PATHS = ["/nonexistent/dir/x", "", "a\x00b", "/proc/gtm-hostile/x", "/proc/version/x", "x" * 300, "/"]
+
+
+@_settings(20)
+@given(path=st.sampled_from(BAD_PATHS + [Path("/nonexistent"), 3, None, b"x"]))
+def test_config_load_bad_paths(path):
+    typed(GTMConfig.load, path)
+
+
+# ---------------------------------------------------------------------------------------------
+# planners, budget, reference GTM, simulator
+# ---------------------------------------------------------------------------------------------
+
+PLAN = make_plan(GTMConfig.from_dict(VALID21))
+PLAN23 = make_plan(GTMConfig.from_dict(VALID23))
+
+
+@_settings(120)
+@given(which=st.sampled_from(["make_plan", "step", "steps", "claimed_loss"]), v=hostile_value, w=hostile_value)
+def test_planners(which, v, w):
+    if which == "make_plan":
+        typed(make_plan, v)
+    elif which == "step":
+        sp = typed(PLAN.step, v)
+        assert sp is TYPED or (isinstance(v, int) and 1 <= v)
+    elif which == "steps":
+        typed(PLAN.steps, v if not isinstance(v, (int, float)) else [v])
+    else:
+        real_or_typed(typed(PLAN.claimed_loss, v, w))
+        real_or_typed(typed(PLAN23.claimed_loss, v, w))
+
+
+BUDGET_KW = {"s": 1, "rho": 100.0, "eps_t": 0.1, "tau1": 3.0, "mu1": 13.0, "tau2": 3.0}
+
+
+@_settings(120)
+@given(which=st.sampled_from(["ratio", "lambda_tail", "exceed"]), key=st.sampled_from(list(BUDGET_KW) + ["first"]),
+       v=hostile_value)
+def test_budget(which, key, v):
+    if which == "ratio":
+        real_or_typed(typed(B.pareto_ratio_tail, v if key == "first" else 2.0, v if key == "s" else 1.0, 2.0))
+        return
+    kw = dict(BUDGET_KW)
+    first = 1000
+    if key == "first":
+        first = v
+    else:
+        kw[key] = v
+    if which == "lambda_tail":
+        out = typed(B.lambda_tail, first, **kw)
+        if out is not TYPED:
+            assert not np.any(np.isnan(np.asarray(out, dtype=float)))
+    else:
+        real_or_typed(typed(B.budget_exceed_probability, first, **kw))
+
+
+def _rng():
+    return np.random.default_rng(0)
+
+
+@_settings(150)
+@given(which=st.sampled_from(["GTM", "init", "step", "as_sign", "bernoulli", "purified", "negated",
+                              "run", "run_reference", "default_rng"]),
+       pos=st.integers(0, 8), v=hostile_value)
+def test_reference(which, pos, v):
+    if which == "GTM":
+        typed(R.GTM, v)
+    elif which == "init":
+        g = R.GTM(_rng())
+        typed(g.init, *([v, 13.0] if pos % 2 else [3.0, v]))
+    elif which == "step":
+        g = R.GTM(_rng())
+        g.init(3.0, 13.0)
+        args = [lambda x: -1, None, 0.1, 3.0, 5, 100.0, 1]
+        kw = {"evaluation_budget": 10**6}
+        if pos == 7:
+            kw["evaluation_budget"] = v
+        elif pos != 1:
+            args[pos] = v
+        out = typed(g.step, *args, **kw)
+        assert out is TYPED or out in (-1, 1)
+    elif which == "as_sign":
+        assert typed(R.as_sign, v) in (TYPED, 1, -1)
+    elif which == "bernoulli":
+        typed(R.BernoulliMechanism, v, _rng())
+    elif which == "purified":
+        typed(R.Purified, lambda x: 1, v, _rng())
+    elif which == "negated":
+        m = typed(R.Negated, v)
+        if m is not TYPED:
+            assert typed(m, None) in (TYPED, 1, -1)
+    elif which == "run":
+        run = typed(R.GTMRun, v) if pos % 2 else typed(R.GTMRun, PLAN, v)
+        if run is not TYPED and pos % 2 == 0 and v is not None:
+            assert run.seeded
+    elif which == "run_reference":
+        typed(R.run_reference, PLAN, v if pos % 2 else [v], _rng())
+    else:
+        typed(R.default_rng, v)
+
+
+@_settings(60)
+@given(arg=st.sampled_from(["plan", "p", "p_item", "n", "rng", "T", "evaluations", "chunk", "fed"]), v=hostile_value)
+def test_simulator(arg, v):
+    kw = {"plan": PLAN, "p": [0.1, 0.2], "n": 10, "rng": _rng(), "T": None, "evaluations": False, "chunk": 1 << 10}
+    if arg == "fed":
+        real_or_typed(typed(S.fed_success_probability, PLAN.step(1), v))
+        return
+    if arg == "p_item":
+        kw["p"] = [0.1, v]
+    else:
+        kw[arg] = v
+    typed(S.simulate, kw.pop("plan"), kw.pop("p"), kw.pop("n"), kw.pop("rng"), **kw)
+
+
+# ---------------------------------------------------------------------------------------------
+# deployment
+# ---------------------------------------------------------------------------------------------
+
+
+def _assert_no_half_written_state(directory: Path):
+    """Every state left in the directory opens cleanly or is refused with StateError."""
+    names = os.listdir(directory)
+    assert not [n for n in names if n.endswith(".tmp")], names
+    for n in names:
+        if n.endswith(".state"):
+            opened = typed(Deployment.open, directory / n)
+            if opened is not TYPED:
+                opened.close()
+
+
+@_settings(60)
+@given(arg=st.sampled_from(["path", "config", "key_path", "rng", "seed"]),
+       v=st.one_of(hostile_value, st.sampled_from(BAD_PATHS)))
+def test_deployment_create_and_open(arg, v):
+    with tempfile.TemporaryDirectory() as d:
+        d = Path(d)
+        kw = {"path": d / "s.state", "config": GTMConfig.from_dict(VALID21), "key_path": None, "rng": None, "seed": None}
+        kw[arg] = v
+        dep = typed(Deployment.create, kw.pop("path"), kw.pop("config"), **kw)
+        if dep is TYPED:
+            assert not (d / "s.state").exists() or arg != "path"
+        else:
+            dep.close()
+        _assert_no_half_written_state(d)
+        if arg in ("path", "key_path"):
+            o = typed(Deployment.open, v) if arg == "path" else typed(Deployment.open, d / "s.state", key_path=v)
+            if o is not TYPED:
+                o.close()
+
+
+_STEP_DIR = str(_SCRATCH / "step")
+os.makedirs(_STEP_DIR, exist_ok=True)
+
+
+@_settings(60)
+@given(arg=st.sampled_from(["mechanism", "output", "time_limit", "command", "command_step", "command_limit"]),
+       v=hostile_value)
+def test_deployment_step_and_mechanisms(arg, v):
+    if arg == "command":
+        typed(CommandMechanism, v)
+        return
+    if arg == "command_step":
+        typed(CommandMechanism, ["true"], step=v)
+        return
+    if arg == "command_limit":
+        typed(CommandMechanism, ["true"], time_limit=v)
+        typed(check_time_limit, v)
+        return
+    path = Path(_STEP_DIR) / f"d{CASES['deploy_step']}.state"
+    CASES["deploy_step"] += 1
+    with Deployment.create(path, GTMConfig.from_dict(VALID21)) as dep:
+        if arg == "mechanism":
+            out = typed(dep.step, v)
+        elif arg == "output":
+            out = typed(dep.step, lambda x: v)
+        else:
+            out = typed(dep.step, R.BernoulliMechanism(0.0, _rng()), time_limit=v)
+        assert out in (TYPED, True, False)
+        if out is TYPED:
+            assert dep.status in ("running", "failed")
+    _assert_no_half_written_state(Path(_STEP_DIR))
+
+
+# ---------------------------------------------------------------------------------------------
+# every CLI verb
+# ---------------------------------------------------------------------------------------------
+
+RUNNER = CliRunner()
+
+
+def cli_case(args, *, json_path: Path | None = None, state_dir: Path | None = None):
+    CASES["cli"] += 1
+    r = RUNNER.invoke(cli, [str(a) for a in args], prog_name="gtm")
+    assert r.exception is None or isinstance(r.exception, SystemExit), (args, repr(r.exception))
+    assert "Traceback" not in r.output
+    assert r.exit_code in (0, 1, 2), (args, r.exit_code, r.output)
+    if r.exit_code == 2:
+        err = [ln for ln in r.stderr.splitlines() if ln.strip()]
+        assert len(err) == 1 and err[0].startswith("gtm: error:"), (args, r.stderr)
+        if json_path is not None:
+            assert not json_path.exists(), ("partial output", args)
+    if state_dir is not None:
+        _assert_no_half_written_state(state_dir)
+    return r
+
+
+def _verbs():
+    return sorted(cli.commands)
+
+
+def test_every_verb_is_in_the_campaign():
+    known = {"plan", "deploy", "prove"}
+    for verb in _verbs():
+        r = cli_case([verb, "--help"])
+        assert r.exit_code == 0
+        cli_case([verb, "--no-such-option"])
+    assert {"plan", "deploy"} <= set(_verbs())
+    CASES["verbs"] = len(_verbs())
+    CASES["verbs_with_config_fuzzing"] = len(known & set(_verbs()))
+
+
+@_settings(100)
+@given(f=hostile_config_file(), steps=st.sampled_from([None, "1", "0", "-1", "1,x", "", "1e3", "99999999999", "1,,2"]),
+       json_to=st.sampled_from(["ok", "ok", "missing_dir", "is_dir", "under_file", "proc"]))
+def test_cli_plan(f, steps, json_to):
+    suffix, raw = f
+    with tempfile.TemporaryDirectory() as d:
+        d = Path(d)
+        cfg = d / f"c{suffix}"
+        cfg.write_bytes(raw)
+        (d / "file").write_text("x")
+        out = {"ok": d / "o.json", "missing_dir": d / "no" / "o.json", "is_dir": d,
+               "under_file": d / "file" / "o.json", "proc": Path("/proc/gtm-o.json")}[json_to]
+        args = ["plan", cfg, "--json", out] + ([] if steps is None else ["--steps", steps])
+        r = cli_case(args, json_path=out if json_to != "is_dir" else None)
+        if r.exit_code == 0:
+            assert json_to == "ok" and out.exists()
+
+
+@_settings(90)
+@given(f=hostile_config_file(), seed=st.sampled_from([None, "1", "-1", "x", "1e3"]),
+       state_to=st.sampled_from(["ok", "ok", "missing_dir", "under_file", "proc", "nul", "long", "dir"]))
+def test_cli_deploy_init(f, seed, state_to):
+    suffix, raw = f
+    with tempfile.TemporaryDirectory() as d:
+        d = Path(d)
+        cfg = d / f"c{suffix}"
+        cfg.write_bytes(raw)
+        (d / "file").write_text("x")
+        state = {"ok": d / "s.state", "missing_dir": d / "no" / "s.state", "under_file": d / "file" / "s.state",
+                 "proc": "/proc/gtm-s.state", "nul": str(d / "s\x00.state"), "long": d / ("s" * 300),
+                 "dir": d}[state_to]
+        out = d / "o.json"
+        args = ["deploy", "init", state, "--config", cfg, "--json", out] + ([] if seed is None else ["--seed", seed])
+        r = cli_case(args, json_path=out, state_dir=d)
+        if r.exit_code != 0:
+            assert not (d / "s.state").exists() and not (d / "s.state.key").exists()
+        else:
+            assert state_to == "ok" and out.exists()
+
+
+_CLI_STATE_DIR = _SCRATCH / "cli"
+_CLI_STATE_DIR.mkdir(exist_ok=True)
+
+
+def _cli_state() -> Path:
+    p = _CLI_STATE_DIR / "s.state"
+    if not p.exists():
+        Deployment.create(p, GTMConfig.from_dict({**VALID21, "stream": {**VALID21["stream"], "horizon": 10**6}})).close()
+    return p
+
+
+@_settings(80)
+@given(sub=st.sampled_from(["status", "step"]),
+       opt=st.sampled_from(["--bernoulli", "--mechanism-cmd", "--steps", "--timeout", "--seed", "--key", "--json", "STATE"]),
+       v=st.one_of(st.sampled_from(["nan", "inf", "-inf", "-1", "0", "1e308", "2", "x", "", "0.5",
+                                    "/nonexistent/x", "/proc/x", "'unbalanced", "false"]), st.text(max_size=6)))
+def test_cli_deploy_status_and_step(sub, opt, v):
+    state = _cli_state()
+    out = _CLI_STATE_DIR / "o.json"
+    if out.exists():
+        out.unlink()
+    if opt == "STATE":
+        args = ["deploy", sub, v]
+    elif sub == "status":
+        args = ["deploy", "status", state, opt, v]
+    else:
+        base = ["deploy", "step", state]
+        if opt not in ("--bernoulli", "--mechanism-cmd"):
+            base += ["--bernoulli", "0"]
+        args = base + [opt, v]
+    if opt != "--json":
+        args += ["--json", out]
+    r = cli_case(args, json_path=out if opt != "--json" else None, state_dir=_CLI_STATE_DIR)
+    with Deployment.open(state) as dep:  # never corrupted; a bad mechanism may fail it, then recreate
+        if dep.status != "running":
+            failed = True
+        else:
+            failed = False
+    if failed:
+        for n in os.listdir(_CLI_STATE_DIR):
+            os.unlink(_CLI_STATE_DIR / n)
+    assert r.exit_code in (0, 2)
+
+
+@_settings(40)
+@given(lemma=st.sampled_from(["zz-no-such-lemma", "lemma99", "", "--", "lemma11.999", "\x00"]),
+       opt=st.sampled_from([None, "--seconds", "--json"]),
+       v=st.sampled_from(["nan", "-1", "0", "inf", "x", "", "/nonexistent/dir/o.json", "/proc/o.json", "."]))
+def test_cli_prove(lemma, opt, v):
+    """`gtm prove` with hostile lemma names and options (never a real lemma: those run solvers)."""
+    if "prove" not in cli.commands:
+        return
+    out = _SCRATCH / "prove.json"
+    args = ["prove", lemma] + ([] if opt is None else [opt, v])
+    if opt != "--json":
+        args += ["--json", out]
+    r = cli_case(args, json_path=out if opt != "--json" else None)
+    assert r.exit_code == 2, (args, r.exit_code, r.output)
+
+
+def test_real_subprocess_runs():
+    """A handful of hostile cases through a real interpreter: exit 2, one line, no traceback."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with tempfile.TemporaryDirectory() as d:
+        d = Path(d)
+        cases = [
+            ("bad.toml", b"[gtm\nepsilon = 1", ["plan", "{cfg}"]),
+            ("nan.toml", tomli_w.dumps({**VALID21, "gtm": {**VALID21["gtm"], "epsilon": math.nan}}).encode(), ["plan", "{cfg}"]),
+            ("len.toml", tomli_w.dumps({**VALID21, "stream": {**VALID21["stream"], "eps_t": [0.1, 0.2]}}).encode(),
+             ["deploy", "init", "{d}/s.state", "--config", "{cfg}", "--json", "{d}/o.json"]),
+        ]
+        procs = []
+        for name, raw, args in cases:  # started together: the interpreter start-up dominates
+            cfg = d / name
+            cfg.write_bytes(raw)
+            argv = [a.replace("{cfg}", str(cfg)).replace("{d}", str(d)) for a in args]
+            procs.append((argv, subprocess.Popen([sys.executable, "-m", "audits.cli", *argv], stdout=subprocess.PIPE,
+                                                 stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)))
+        for argv, proc in procs:
+            out, err = proc.communicate(timeout=300)
+            CASES["cli_subprocess"] += 1
+            assert proc.returncode == 2, (argv, proc.returncode, err)
+            assert err.count("\n") == 1 and err.startswith("gtm: error:"), err
+            assert "Traceback" not in err + out
+        assert sorted(os.listdir(d)) == sorted(n for n, _, _ in cases)
+
+
+def test_zz_report_case_count():
+    total = sum(v for k, v in CASES.items() if k in ("api", "cli", "cli_subprocess"))
+    print(f"\nhostile-input campaign: {total} cases ({CASES['api']} API calls, {CASES['cli']} in-process CLI "
+          f"invocations, {CASES['cli_subprocess']} subprocess runs; {CASES['verbs']} CLI verbs)")
+    if total:  # when the whole module ran
+        assert CASES["api"] > 1000 and CASES["cli"] > 200

@@ -1,0 +1,142 @@
+"""The witness adapters of `gtm certify`: an available witness is reported with its numbers and
+its verdict decides the claim; a missing or crashing witness is `witness-unavailable`, never a pass.
+Fake witness modules stand in for the real ones so that each branch is exercised."""
+
+import sys
+import types
+
+import pytest
+
+from audits import certify_witnesses as W
+from audits.certify import Progress
+from gtm_core import GTMConfig, make_plan
+
+
+@pytest.fixture(scope="module")
+def plan():
+    return make_plan(GTMConfig.load("examples/default.toml").with_changes(horizon=12))
+
+
+@pytest.fixture
+def fake(monkeypatch, tmp_path):
+    monkeypatch.setenv("GTM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(W, "_available", lambda name: True)
+
+    def install(name, **attrs):
+        mod = types.ModuleType(name)
+        mod.__file__ = str(tmp_path / (name.replace(".", "_") + ".py"))
+        for k, v in attrs.items():
+            setattr(mod, k, v)
+        monkeypatch.setitem(sys.modules, name, mod)
+        return mod
+
+    return install
+
+
+class _LemmaResult:
+    def __init__(self, key, status, killed=2, total=2):
+        self.key, self.status, self.killed, self.total = key, status, killed, total
+
+    def to_dict(self):
+        return {"lemma": self.key, "ref": "Lemma", "status": self.status,
+                "ok": self.status in ("proved", "certified") and self.killed == self.total,
+                "method": "z3+cvc5", "mutants_killed": self.killed, "mutants_total": self.total, "seconds": 0.1}
+
+
+def _registry(statuses):
+    calls = []
+
+    def run(lemmas, progress=None):
+        calls.append(lemmas)
+        return types.SimpleNamespace(results=[_LemmaResult(k, s, *rest) for k, s, *rest in statuses], seconds=0.5)
+
+    return dict(run=run, select=lambda names: list(names), versions=lambda: {"z3": "x", "cvc5": "y"}), calls
+
+
+def test_lemma_checks_pass_and_are_cached(plan, fake):
+    attrs, calls = _registry([("lemma17", "proved"), ("theorem21", "proved"), ("lemma24.3", "certified")])
+    fake("proofs.registry", **attrs)
+    c = W.lemma_checks_claim(plan, quick=True)
+    assert c.status == "pass" and c.witness.kind == "solver-proof" and not c.values["cached"]
+    assert set(c.values["lemmas"]) == {"lemma17", "theorem21", "lemma24.3"}
+    c2 = W.lemma_checks_claim(plan, quick=True)
+    assert c2.status == "pass" and c2.values["cached"] and len(calls) == 1
+
+
+def test_lemma_checks_fail_on_an_unproved_lemma_or_a_surviving_mutant(plan, fake):
+    attrs, _ = _registry([("lemma17", "proved"), ("theorem21", "failed")])
+    fake("proofs.registry", **attrs)
+    c = W.lemma_checks_claim(plan, quick=True)
+    assert c.status == "fail" and c.values["failing"] == ["theorem21"]
+
+
+def test_surviving_mutant_fails(plan, fake):
+    attrs, _ = _registry([("lemma11.1", "proved", 1, 3)])
+    fake("proofs.registry", **attrs)
+    assert W.lemma_checks_claim(plan, quick=True).status == "fail"
+
+
+def test_crashing_witness_is_unavailable_not_passed(plan, fake):
+    def run(lemmas, progress=None):
+        raise RuntimeError("solver crashed")
+
+    fake("proofs.registry", run=run, select=lambda n: n, versions=lambda: {})
+    c = W.lemma_checks_claim(plan, quick=True)
+    assert c.status == "witness-unavailable" and "solver crashed" in c.witness.details["unavailable"]
+
+
+def test_missing_witness_modules_are_unavailable(plan, monkeypatch):
+    monkeypatch.setattr(W, "_available", lambda name: False)
+    rows = [plan.step(t).to_dict() for t in range(1, 13)]
+    claims = [W.lemma_checks_claim(plan, quick=True), W.plan_identities_claim(plan, rows, progress=Progress(False)),
+              W.exact_search_claim(plan, seconds=1, seed=1), W.exact_threshold_claim(plan, rows, seconds=1),
+              W.audit_claim(plan, seconds=1, seed=1)]
+    assert all(c.status == "witness-unavailable" for c in claims)
+    assert all(c.witness.kind in ("solver-proof", "exact-engine", "audit") for c in claims)
+
+
+def test_plan_identities(plan, fake):
+    rows = [plan.step(t).to_dict() for t in range(1, 13)]
+    def res(ok):
+        name = "1/tau_1 + 2/tau_2 = eps"
+        return types.SimpleNamespace(ok=ok, failed=lambda: [types.SimpleNamespace(name=name)],
+                                     to_dict=lambda: {"claims": [{"name": name}]})
+
+    fake("proofs.instantiate", check_plan_identities=lambda p, t: res(True))
+    assert W.plan_identities_claim(plan, rows, progress=Progress(False)).status == "pass"
+    fake("proofs.instantiate", check_plan_identities=lambda p, t: res(t != 7))
+    c = W.plan_identities_claim(plan, rows, progress=Progress(False))
+    assert c.status == "fail" and c.values["failing_steps"] == [7]
+
+
+def test_exact_search_and_audit_verdicts(plan, fake):
+    fake("gtm_core.exact_search", worst_case_search=lambda p, **kw: {"loss": 0.97, "claimed": 1.0})
+    assert W.exact_search_claim(plan, seconds=1, seed=1).status == "pass"
+    fake("gtm_core.exact_search", worst_case_search=lambda p, **kw: {"loss": 1.2, "claimed": 1.0})
+    assert W.exact_search_claim(plan, seconds=1, seed=1).status == "fail"
+
+    def audit(target, **kw):
+        lb = kw["epsilon"] * 0.9 if ok else kw["epsilon"] * 1.3
+        return {"verdict": "no-violation-found" if ok else "violation", "epsilon_claimed": kw["epsilon"],
+                "epsilon_lower_bound": lb, "confidence": 0.95, "samples": 10, "seconds": 0.1,
+                "per_event": [{"event": "halt=1", "loss": 0.1, "loss_lower": 0.0, "loss_upper": 0.2}]}
+
+    fake("audits.auditor", audit=audit)
+    fake("audits.targets", SimulatorTarget=lambda p: object())
+    ok = True
+    c = W.audit_claim(plan, seconds=1, seed=1)
+    assert c.status == "pass" and c.values["events"][0]["event"] == "halt=1"
+    ok = False
+    assert W.audit_claim(plan, seconds=1, seed=1).status == "fail"
+
+
+def test_consistency_of_digest_protected_witnesses():
+    body = {"claims": [{"id": "privacy.audit", "status": "pass", "witness": {"kind": "audit"},
+                        "values": {"epsilon_lower_bound": 1.2, "epsilon_claimed": 1.0}},
+                       {"id": "privacy.exact-worst-case", "status": "pass", "witness": {"kind": "exact-engine"},
+                        "values": {"loss_found": 0.9, "loss_claimed": 1.0}},
+                       {"id": "x", "status": "info", "witness": {"kind": ""}, "values": {}}]}
+    problems = W.consistency_problems(body)
+    assert any("privacy.audit" in p for p in problems)
+    assert any("names no witness" in p for p in problems)
+    assert not any("exact-worst-case" in p for p in problems)

@@ -1,0 +1,54 @@
+"""`gtm audit` command line: exit codes, JSON keys, report, broken targets."""
+
+import json
+import sys
+
+from click.testing import CliRunner
+
+from audits.cli import cli
+
+SERVE = f"{sys.executable} -m audits.serve examples/default.toml"
+
+
+def _run(args):
+    return CliRunner().invoke(cli, ["audit", *args])
+
+
+def test_violation_exit_1_with_json_and_report(tmp_path):
+    out, rep = tmp_path / "r.json", tmp_path / "r.md"
+    res = _run(["--target", f"{SERVE} --broken no-step-noise", "--epsilon", "1", "--eps-t", "0.1",
+                "--seconds", "7", "--seed", "3", "--json", str(out), "--report", str(rep), "--quiet"])
+    assert res.exit_code == 1, res.output
+    d = json.loads(out.read_text())
+    for key in ("verdict", "epsilon_claimed", "epsilon_lower_bound", "confidence", "witness", "samples", "seconds"):
+        assert key in d
+    assert d["verdict"] == "violation"
+    text = rep.read_text()
+    assert "verdict" in text and "r.png" in text and (tmp_path / "r.png").stat().st_size > 1000
+
+
+def test_correct_exit_0(tmp_path):
+    res = _run(["--target", SERVE, "--epsilon", "1", "--eps-t", "0.1", "--seconds", "5", "--quiet"])
+    assert res.exit_code == 0, res.output
+    assert "no-violation-found" in res.output
+
+
+def test_crashing_target_exit_2_no_json(tmp_path):
+    out = tmp_path / "r.json"
+    res = _run(["--target", f"{sys.executable} -c 'import sys; sys.exit(4)'", "--epsilon", "1", "--eps-t", "0.1",
+                "--seconds", "5", "--json", str(out), "--quiet"])
+    assert res.exit_code == 2 and not out.exists()
+
+
+def test_malformed_target_exit_2(tmp_path):
+    body = "import sys\nfor l in sys.stdin: print('{bad', flush=True)"
+    res = _run(["--target", f"{sys.executable} -c \"{body}\"", "--epsilon", "1", "--eps-t", "0.1",
+                "--seconds", "5", "--quiet"])
+    assert res.exit_code == 2
+
+
+def test_bad_arguments_exit_2(tmp_path):
+    assert _run(["--target", SERVE, "--epsilon", "1", "--eps-t", "abc", "--quiet"]).exit_code == 2
+    assert _run(["--target", SERVE, "--epsilon", "1", "--eps-t", "0.1", "--confidence", "2", "--quiet"]).exit_code == 2
+    assert _run(["--target", SERVE, "--epsilon", "1", "--eps-t", "0.1", "--json",
+                 str(tmp_path / "missing" / "x.json"), "--quiet"]).exit_code == 2

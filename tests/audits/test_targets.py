@@ -1,0 +1,121 @@
+"""Targets: in-process, callable and subprocess (JSON-lines protocol), and their failure modes."""
+
+import sys
+
+import numpy as np
+import pytest
+
+from audits.targets import CallableTarget, ReferenceTarget, SimulatorTarget, SubprocessTarget, validate_sample
+from gtm_core import GTMConfig, make_plan
+from gtm_core.errors import InvalidParameter, TargetError
+
+PY = sys.executable
+SERVE = f"{PY} -m audits.serve examples/default.toml"
+
+
+@pytest.fixture(scope="module")
+def plan():
+    return make_plan(GTMConfig.load("examples/default.toml"))
+
+
+def _script(body: str) -> list[str]:
+    return [PY, "-c", body]
+
+
+def test_simulator_target_shapes_and_reproducibility(plan):
+    t = SimulatorTarget(plan)
+    a = t.sample([0.1, 0.2, 0.3], 1000, seed=5)
+    b = t.sample([0.1, 0.2, 0.3], 1000, seed=5)
+    assert a.halt.shape == (1000,) and a.halt.min() >= 0 and a.halt.max() <= 3
+    np.testing.assert_array_equal(a.halt, b.halt)
+    e = t.sample([0.1, 0.2], 100, seed=1, evaluations=True)
+    assert e.evaluations is not None and (e.evaluations >= 0).all()
+
+
+def test_reference_target_runs(plan):
+    s = ReferenceTarget(plan).sample([0.3, 0.3], 20, seed=3)
+    assert s.halt.shape == (20,)
+
+
+@pytest.mark.parametrize("answer,msg", [
+    ([1, 2], "expected 3"),
+    ([0, 1, 7], "outside 0..2"),
+    ([0, 1, -1], "outside"),
+    ([0.5, 1, 1], "not integers"),
+    (["a", 1, 1], "not integers"),
+])
+def test_callable_target_rejects_malformed_answers(answer, msg):
+    t = CallableTarget(lambda p, n, seed: answer)
+    with pytest.raises(TargetError, match=msg):
+        t.sample([0.1, 0.2], 3, seed=0)
+
+
+def test_callable_target_wraps_exceptions():
+    def boom(p, n, seed):
+        raise RuntimeError("kaput")
+
+    with pytest.raises(TargetError, match="RuntimeError"):
+        CallableTarget(boom).sample([0.1], 2, seed=0)
+
+
+def test_request_validation():
+    t = CallableTarget(lambda p, n, seed: [0] * n)
+    with pytest.raises(InvalidParameter):
+        t.sample([1.5], 2, seed=0)
+    with pytest.raises(InvalidParameter):
+        t.sample([0.5], -1, seed=0)
+
+
+def test_validate_sample_evaluations():
+    with pytest.raises(TargetError, match="evaluation"):
+        validate_sample([1, 1], [3], 2, 2)
+    s = validate_sample([1, 0], [3, 4], 2, 2)
+    assert s.evaluations.tolist() == [3, 4]
+
+
+def test_subprocess_target_batches_and_is_reproducible():
+    with SubprocessTarget(SERVE, timeout=60, max_batch=700) as t:
+        a = t.sample([0.05, 0.1, 0.2], 2000, seed=11)
+        assert t.requests == 3  # 700 + 700 + 600: large n per request, not one per run
+        b = t.sample([0.05, 0.1, 0.2], 2000, seed=11)
+        np.testing.assert_array_equal(a.halt, b.halt)
+        e = t.sample([0.05], 10, seed=1, evaluations=True)
+        assert e.evaluations.shape == (10,)
+
+
+def test_subprocess_matches_in_process_simulator(plan):
+    with SubprocessTarget(SERVE, timeout=60) as t:
+        remote = t.sample([0.05, 0.1, 0.2], 5000, seed=4)
+    local = SimulatorTarget(plan).sample([0.05, 0.1, 0.2], 5000, seed=4)
+    np.testing.assert_array_equal(remote.halt, local.halt)
+
+
+def test_subprocess_crash_is_a_target_error():
+    with pytest.raises(TargetError, match="exited with code 3"):
+        with SubprocessTarget(_script("import sys; sys.stdin.readline(); sys.exit(3)"), timeout=20) as t:
+            t.sample([0.1], 5, seed=0)
+
+
+def test_subprocess_hang_is_a_target_error():
+    with pytest.raises(TargetError, match="did not answer within"):
+        with SubprocessTarget(_script("import time; time.sleep(30)"), timeout=1.0) as t:
+            t.sample([0.1], 5, seed=0)
+
+
+def test_subprocess_malformed_json_is_a_target_error():
+    body = "import sys; sys.stdin.readline(); print('this is not json', flush=True); sys.stdin.readline()"
+    with pytest.raises(TargetError, match="malformed JSON"):
+        with SubprocessTarget(_script(body), timeout=20) as t:
+            t.sample([0.1], 5, seed=0)
+
+
+def test_subprocess_wrong_length_is_a_target_error():
+    body = ("import sys, json\nfor line in sys.stdin:\n    print(json.dumps({'halt': [1]}), flush=True)")
+    with pytest.raises(TargetError, match="expected 5"):
+        with SubprocessTarget(_script(body), timeout=20) as t:
+            t.sample([0.1], 5, seed=0)
+
+
+def test_subprocess_missing_program():
+    with pytest.raises(TargetError, match="cannot start"):
+        SubprocessTarget("/nonexistent/program --flag")
