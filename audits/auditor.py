@@ -138,18 +138,21 @@ class AuditResult:
 class GTMProblem:
     """Neighbouring Bernoulli streams for a GTM target; outputs are halting times."""
 
-    def __init__(self, target: Target, eps_t, *, max_T: int = 50, oracle_plan=None, extra_candidates=()):
+    def __init__(self, target: Target, eps_t, *, max_T: int = 50, oracle_plan=None, oracle_seconds: float = 10.0,
+                 extra_candidates=()):
         self.target, self.eps_t = target, eps_t
         limit = target.max_T if target.max_T is not None else max_T
         self.max_T = int(min(max_T, limit))
         self.oracle_plan = oracle_plan
+        self.oracle_seconds = oracle_seconds
         self.extra = list(extra_candidates)
         self._events: dict[int, EventSpace] = {}
 
     def initial_candidates(self):
         cands = S.initial_candidates(self.eps_t, self.max_T)
         if self.oracle_plan is not None:
-            cands = S.oracle_candidates(self.oracle_plan, self.eps_t, self.max_T) + cands
+            cands = S.oracle_candidates(self.oracle_plan, self.eps_t, self.max_T,
+                                        horizon=min(3, self.max_T), seconds=self.oracle_seconds) + cands
         return self.extra + cands
 
     def refine(self, candidate, rng):
@@ -261,12 +264,12 @@ def run_audit(
     samples = 0
 
     def budget_used() -> float:
-        parts = []
-        if seconds is not None:
-            parts.append(clock.elapsed() / seconds)
+        # a sample budget, when given, plans the whole audit (so it is reproducible from the seed);
+        # the clock is then only a hard stop
         if max_samples is not None:
-            parts.append(samples / max_samples)
-        return max(parts)
+            frac = samples / max_samples
+            return 1.0 if (seconds is not None and clock.left() <= 0) else frac
+        return clock.elapsed() / seconds
 
     def draw_codes(inp, n):
         nonlocal samples
@@ -293,7 +296,7 @@ def run_audit(
     def final_n(a, b) -> int:
         """Runs per input the estimation phase can afford for the pair (a, b)."""
         n = math.inf
-        if seconds is not None:
+        if seconds is not None and max_samples is None:
             t_final = (seconds - max(clock.elapsed(), (selection_share + validation_share) * seconds)) * 0.9
             per_run = secs.get(a, 0.0) / max(nsel.get(a, 1), 1) + secs.get(b, 0.0) / max(nsel.get(b, 1), 1)
             n = t_final / max(per_run, 1e-9)
@@ -390,13 +393,11 @@ def run_audit(
         for sc in top:
             a, b = problem.inputs(sc[1])
             ev = problem.events(sc[1])
-            if seconds is not None:
+            if max_samples is None:
                 per_run = secs.get(a, 0.0) / max(nsel.get(a, 1), 1) + secs.get(b, 0.0) / max(nsel.get(b, 1), 1)
                 nv = int(validation_share * seconds / len(top) / max(per_run, 1e-9))
             else:
                 nv = int(validation_share * max_samples / len(top) / 2)
-            if max_samples is not None:
-                nv = min(nv, int(validation_share * max_samples / len(top) / 2))
             nv = max(n0, nv)
             ha_v, hb_v = draw(a, nv, ev.n_codes), draw(b, nv, ev.n_codes)
             for name, row in sc[4] or [(sc[2], sc[3])]:
@@ -428,14 +429,13 @@ def run_audit(
         final_secs += time.monotonic() - t0
         na += m
         nb += m
-        if not replanned and seconds is not None:
+        if not replanned and max_samples is None:
             # re-plan once from the speed of large requests (small selection requests overstate
             # the per-run cost); this uses timing only, never the samples' values
             replanned = True
             per_run = final_secs / na
             extra = int(max(clock.left(), 0.0) * 0.9 / per_run)
-            cap = (max_samples - samples) // 2 if max_samples is not None else extra
-            n_final = max(n_final, na + min(extra, cap))
+            n_final = max(n_final, na + extra)
         bar.update(budget_used() * (seconds or max_samples or 1), f"estimation {na}/{n_final} runs per stream")
     bar.close()
     k_a, k_b = int(ha[event_row].sum()), int(hb[event_row].sum())
@@ -495,11 +495,20 @@ def audit(
     max_samples: int | None = None,
     max_T: int = 50,
     oracle_plan=None,
+    oracle_seconds: float | None = None,
     extra_candidates: Sequence = (),
 ) -> AuditResult:
-    """Audit a GTM deployment for a claimed epsilon, given its inputs' privacy eps_t."""
+    """Audit a GTM deployment for a claimed epsilon, given its inputs' privacy eps_t.
+
+    ``oracle_plan``: when the audited deployment is one of ours with this plan and the exact
+    engine is installed (:func:`audits.search.exact_oracle_available`), its worst-case search
+    proposes candidate pairs first (for ``oracle_seconds``, default 10% of the budget).
+    """
     _check_eps_t(eps_t)
-    problem = GTMProblem(target, eps_t, max_T=max_T, oracle_plan=oracle_plan, extra_candidates=extra_candidates)
+    if oracle_seconds is None:
+        oracle_seconds = 0.1 * seconds if seconds is not None else 10.0
+    problem = GTMProblem(target, eps_t, max_T=max_T, oracle_plan=oracle_plan, oracle_seconds=oracle_seconds,
+                         extra_candidates=extra_candidates)
     return run_audit(problem, epsilon=epsilon, seconds=seconds, max_samples=max_samples, seed=seed,
                      confidence=confidence, progress=progress, target_name=target.describe())
 

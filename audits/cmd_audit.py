@@ -23,13 +23,16 @@ from .cli_common import EXIT_CHECK_FAILED, EXIT_OK, UsageFailure, check_writable
 @click.option("--seconds", type=float, default=60.0, show_default=True, help="hard time budget")
 @click.option("--seed", type=int, default=0, show_default=True, help="seed of the audit (requests carry derived seeds)")
 @click.option("--confidence", type=float, default=0.95, show_default=True)
+@click.option("--max-samples", type=int, default=None,
+              help="total runs budget; with it the audit is bit-for-bit reproducible from --seed")
 @click.option("--max-T", "max_T", type=int, default=50, show_default=True, help="longest stream to try")
 @click.option("--timeout", type=float, default=60.0, show_default=True, help="seconds to wait for one answer")
 @click.option("--json", "json_path", default=None, help="write the result as JSON")
 @click.option("--report", "report_path", default=None, help="write a Markdown report (+ PNG plot next to it)")
 @click.option("--quiet", is_flag=True, help="no progress bar")
 @guard
-def command(target_cmd, epsilon, eps_t, seconds, seed, confidence, max_T, timeout, json_path, report_path, quiet):
+def command(target_cmd, epsilon, eps_t, seconds, seed, confidence, max_samples, max_T, timeout, json_path,
+            report_path, quiet):
     """Audit a GTM deployment: lower bound on its privacy loss and a verdict."""
     from .auditor import audit
     from .targets import SubprocessTarget
@@ -44,6 +47,8 @@ def command(target_cmd, epsilon, eps_t, seconds, seed, confidence, max_T, timeou
         raise UsageFailure(f"--epsilon must be >= 0, got {epsilon!r}")
     if seed < 0:
         raise UsageFailure(f"--seed must be >= 0, got {seed!r}")
+    if max_samples is not None and max_samples < 4000:
+        raise UsageFailure(f"--max-samples must be >= 4000, got {max_samples!r}")
     if max_T < 1:
         raise UsageFailure(f"--max-T must be >= 1, got {max_T!r}")
     eps_values = parse_float_list(eps_t, "--eps-t")
@@ -51,7 +56,7 @@ def command(target_cmd, epsilon, eps_t, seconds, seed, confidence, max_T, timeou
         raise UsageFailure(f"--eps-t values must be > 0, got {eps_t!r}")
     eps_arg = eps_values[0] if len(eps_values) == 1 else eps_values
     with SubprocessTarget(target_cmd, timeout=timeout) as target:
-        result = audit(target, epsilon=epsilon, eps_t=eps_arg, seconds=seconds, seed=seed,
+        result = audit(target, epsilon=epsilon, eps_t=eps_arg, seconds=seconds, seed=seed, max_samples=max_samples,
                        confidence=confidence, progress=not quiet and sys.stderr.isatty(), max_T=max_T)
     payload = result.to_dict()
     write_json(json_out, payload)

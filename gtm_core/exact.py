@@ -692,7 +692,7 @@ def _integrate_estimated(f, edges, n, bits, rel_tol, max_panels):
                 for j in range(m):
                     e = _mag(both[j] - pv[j])
                     errs.append(e)
-                    if e > tol * est[j] and e > 0:
+                    if e > tol * est[j] / 2 and e > 0:
                         ok = False
                 if ok or len(done) + len(nxt) > max_panels or float((hi - lo).mid()) < 1e-6:
                     done.append([b + arb(0, e) for b, e in zip(both, errs)])

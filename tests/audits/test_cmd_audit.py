@@ -52,3 +52,15 @@ def test_bad_arguments_exit_2(tmp_path):
     assert _run(["--target", SERVE, "--epsilon", "1", "--eps-t", "0.1", "--confidence", "2", "--quiet"]).exit_code == 2
     assert _run(["--target", SERVE, "--epsilon", "1", "--eps-t", "0.1", "--json",
                  str(tmp_path / "missing" / "x.json"), "--quiet"]).exit_code == 2
+
+
+def test_sample_budget_makes_the_cli_reproducible(tmp_path):
+    outs = []
+    for i in range(2):
+        out = tmp_path / f"r{i}.json"
+        res = _run(["--target", SERVE, "--epsilon", "1", "--eps-t", "0.1", "--seconds", "60", "--max-samples",
+                    "300000", "--max-T", "5", "--seed", "9", "--json", str(out), "--quiet"])
+        assert res.exit_code == 0, res.output
+        outs.append(json.loads(out.read_text()))
+    assert outs[0]["epsilon_lower_bound"] == outs[1]["epsilon_lower_bound"]
+    assert outs[0]["witness"] == outs[1]["witness"]

@@ -64,3 +64,17 @@ def test_missing_step_noise_is_not_dp(plan):
     loss, _, _ = worst_event(halting_distribution(plan, p, d), halting_distribution(plan, pp, d),
                              halting_events(5), min_probability=1e-3)
     assert loss > 5
+
+
+def test_numerical_law_agrees_with_exact_engine(plan):
+    """audits.distribution (float64 quadrature) vs gtm_core.exact (arbitrary precision): the
+    auditor's numerical ground truth matches the exact engine, with the O(h^2) error of its grid."""
+    import importlib.util
+
+    assert importlib.util.find_spec("gtm_core.exact") is not None  # the exact engine is on main
+    from gtm_core.exact import transcript_distribution
+
+    stream = [0.5246889363096552, 0.04946673324287934]
+    exact = np.array([float(x) for x in transcript_distribution(plan, stream, dps=12).run_distribution()])
+    np.testing.assert_allclose(halting_distribution(plan, stream), exact, rtol=3e-5)
+    np.testing.assert_allclose(halting_distribution(plan, stream, h=0.005), exact, rtol=3e-6)

@@ -63,3 +63,15 @@ def test_laplace_probability():
 
 def test_oracle_is_a_feature_check():
     assert S.exact_oracle_available() == (importlib.util.find_spec("gtm_core.exact_search") is not None)
+
+
+def test_oracle_candidates_are_neighbours():
+    from gtm_core import GTMConfig, make_plan
+
+    plan = make_plan(GTMConfig.load("examples/default.toml"))
+    cands = S.oracle_candidates(plan, 0.1, 10, horizon=2, seconds=3)
+    if not S.exact_oracle_available():
+        assert cands == []
+        return
+    assert cands and all(c.family == "exact-oracle" and S.is_neighbour(c.p, c.p_prime, 0.1, slack=1e-9)
+                         for c in cands)

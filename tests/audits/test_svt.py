@@ -37,8 +37,8 @@ def test_vector_law_svt6_and_power_companion():
 
 
 def test_svt5_flagged_svt1_not():
-    r5 = run_audit(SVTProblem(make("SVT5")), epsilon=0.1, seconds=None, max_samples=400_000, seed=2, progress=False)
-    r1 = run_audit(SVTProblem(make("SVT1")), epsilon=0.1, seconds=None, max_samples=400_000, seed=2, progress=False)
+    r5 = run_audit(SVTProblem(make("SVT5")), epsilon=0.1, seconds=None, max_samples=3_000_000, seed=2, progress=False)
+    r1 = run_audit(SVTProblem(make("SVT1")), epsilon=0.1, seconds=None, max_samples=3_000_000, seed=2, progress=False)
     assert r5.violation and r5.epsilon_lower_bound > 1.761
     assert not r1.violation
 
