@@ -151,7 +151,7 @@ def _direct_or_flipped(spec: StepSpec, gamma: float, Lambda: float, beta_I: floa
     if s == 1:
         c = _lemma11_c(beta_II, beta_I, gamma)  # (alpha, beta) = (beta^II, beta^I)
         rho = R.round_base_rate_above(F.base_rate_above(c, beta_II, spec.p_star), c, beta_II, spec.p_star)
-        lam_max = rho * Lambda
+        lam_max = R.round_product_up(rho, Lambda)  # an upper bound on lambda_t on G
     else:
         q_star = 1 - spec.p_star
         c = _lemma11_c(beta_I, beta_II, gamma)  # (alpha, beta) = (beta^I, beta^II)
@@ -162,11 +162,15 @@ def _direct_or_flipped(spec: StepSpec, gamma: float, Lambda: float, beta_I: floa
 
 def _finish(config, spec, *, s, c, rho, tau1, mu1, tau2, Lambda, lam_max, beta_t, beta_I, beta_II):
     g = config.gtm
-    phi = float(F.purification_crossover(spec.eps_t, spec.delta_t)) if spec.delta_t > 0 else 0.0
+    phi = (
+        R.round_crossover_up(float(F.purification_crossover(spec.eps_t, spec.delta_t)), spec.eps_t, spec.delta_t)
+        if spec.delta_t > 0
+        else 0.0
+    )
     # Lemma 22(1): on G, N_t is dominated by Po(lambda_bar) with lambda_bar >= ln(4/beta_t),
     # so Pr[N_t > e lambda_bar | G] <= beta_t/4 (Lemma 55). The budget is factor * lambda_bar.
     lam_bar = max(lam_max, math.log(4 / beta_t))
-    budget = int(math.ceil(g.evaluation_budget_factor * lam_bar))
+    budget = R.evaluation_budget(g.evaluation_budget_factor, lam_bar)
     p_exceed = budget_exceed_probability(
         budget, s=s, rho=rho, eps_t=spec.eps_t, tau1=tau1, mu1=mu1, tau2=tau2
     )

@@ -181,3 +181,31 @@ def round_rejection_threshold(p_bar: float, s: int, p_star: float, gamma: float,
     else:
         ok = lambda pb: Fraction(pb) <= 1 - g * L * (1 - ps)  # noqa: E731
     return _nudge(p_bar, ok, -math.inf)
+
+
+def round_product_up(x: float, y: float) -> float:
+    """The smallest float >= x * y exactly (e.g. lambda_max = rho Lambda, an upper bound)."""
+    exact = Fraction(x) * Fraction(y)
+    return _nudge(x * y, lambda v: Fraction(v) >= exact, math.inf)
+
+
+def round_crossover_up(phi: float, eps_t: float, delta_t: float) -> float:
+    """Lemma 24(2)-(3): make phi >= delta / (e^eps - 1 + 2 delta) hold rigorously (nudging phi up),
+    so the smoothed mechanism is really eps_t-DP."""
+
+    def ok(f):
+        with _iv_precision():
+            d = _exact_iv(delta_t)
+            need = d / (mpmath.iv.exp(_exact_iv(eps_t)) - 1 + 2 * d)
+            return _lo(_exact_iv(f)) >= _hi(need)
+
+    return _nudge(phi, ok, math.inf)
+
+
+def evaluation_budget(factor: float, lam_bar: float) -> int:
+    """The smallest integer >= factor * lam_bar, rigorously; a factor equal to float(e) is read as
+    Euler's number itself (Lemma 22(1): Pr[Po(lam_bar) > e lam_bar] <= e^{-lam_bar})."""
+    with _iv_precision():
+        f = mpmath.iv.e if factor == math.e else _exact_iv(factor)
+        need = _hi(f * _exact_iv(lam_bar))
+    return int(mpmath.ceil(need))
