@@ -207,8 +207,11 @@ def _(args, v):
 def _lemma11_r(alpha, beta, gamma):
     A, B, g = L_of(alpha), L_of(beta), mpmath.mpf(gamma)
     a = mpmath.sqrt(2 * A) + g * mpmath.sqrt(2 * B)
-    roots = mpmath.polyroots([g - 1, -a, -2 * A], extraprec=100)
-    return A, B, g, a, max(mpmath.re(r) for r in roots)
+    # Newton's method on the quadratic (independent of the closed form), started to the right of
+    # the larger root: r <= a/(g-1) + 2A/a by sqrt(1+x) <= 1 + x/2, and the parabola is convex there
+    quad = lambda m: (g - 1) * m * m - a * m - 2 * A  # noqa: E731
+    r = mpmath.findroot(quad, a / (g - 1) + 2 * A / a + 1, solver="newton", tol=mpmath.mpf(10) ** (-mpmath.mp.dps + 5))
+    return A, B, g, a, r
 
 
 @check("lemma11_root")
