@@ -269,6 +269,9 @@ class _StepEval:
                 self.tau2_exact = to_arb(tau2)
                 if self.s == 1:
                     self.shape = arb(self.c + 1) - self.sigma
+                    if self.shape > 0:
+                        self.gamma_shape = self.shape.gamma()
+                        self.lg_shape1 = (self.shape + 1).lgamma()
                 else:
                     self.shape = arb(self.c + 1) + self.sigma
                     self.lg_shape = self.shape.lgamma()
@@ -306,7 +309,7 @@ class _StepEval:
         if s == 1:
             la = self.lnA - self.eps * x
             a = la.exp()
-            tail = (sigma * la - self.lnfac).exp() * a.gamma_upper(self.shape)
+            tail = (sigma * la - self.lnfac).exp() * self._upper_gamma_shape(a, la, bits)
             if a < c + 1:
                 halt = self._lower_plus(a, tail, bits)
                 return 1 - halt, halt
@@ -321,6 +324,23 @@ class _StepEval:
             return 1 - halt, halt
         cont = _lower_reg_int(c + 1, b, bits) - tail
         return cont, 1 - cont
+
+    def _upper_gamma_shape(self, a: arb, la: arb, bits: int) -> arb:
+        """Gamma(c+1-sigma, a) (s = +1).  Far below the shape (a << c+1-sigma) it is
+        Gamma(shape) (1 - P(shape, a)) with P(shape, a) below the working precision: then
+        the bound P(s, a) <= a^s e^-a / Gamma(s+1) / (1 - a/(s+1)) (series with a geometric
+        majorant) replaces the incomplete gamma function, as a ball."""
+        shape = self.shape
+        if shape > 0:
+            sf, af = float(shape.mid()), float(a.mid()) * (1 + 1e-12)
+            if 0 < af < 0.9 * sf:
+                r = af / sf
+                if sf * (r - 1 - math.log(r)) > (bits + 10) * math.log(2) + math.log(10.0 / (1 - af / (sf + 1))):
+                    # the float test only chooses the path; the bound used is computed in arb
+                    ub = (shape * la - a - self.lg_shape1).exp() / (1 - a / (shape + 1))
+                    half = ub.upper() / 2
+                    return self.gamma_shape * (1 - half + arb(0, half))
+        return a.gamma_upper(shape)
 
     def _lower_plus(self, a: arb, tail: arb, bits: int) -> arb:
         """P(c+1, a) + tail, skipping P (as a radius) when it is below the working precision."""
@@ -601,7 +621,6 @@ def transcript_distribution(
         mu1 = to_arb(plan.mu1)
         evals = [_StepEval(m, mu1, bits) for m in models]
     f = _Integrand(evals, tau1, bits)
-    n = nodes_per_panel or max(12, int(dps * 0.8))
     rel_tol = mpmath.mpf(10) ** (-dps)
 
     # the last node X: beyond it the tail is bounded rigorously (and must be negligible)
@@ -612,9 +631,11 @@ def transcript_distribution(
     edges = _initial_edges(trans, mu1f, tau1f, X)
     edges = sorted(set(edges))
     if certified:
+        n = nodes_per_panel or max(12, int(dps * 0.8))
         panels = _integrate_certified(f, evals, tau1, edges, n, bits, rel_tol, max_panels)
     else:
-        panels = _integrate_estimated(f, edges, n, bits, rel_tol, max_panels)
+        n = nodes_per_panel or max(16, int(dps * 1.6))
+        panels, edges = _integrate_estimated(f, edges, n, bits, rel_tol, max_panels, tau1f)
     with _prec(bits + 20):
         totals = [sum((pv[j] for pv in panels), arb(0)) for j in range(2 * T)]
         # rigorous tail on [X, inf)
@@ -652,6 +673,8 @@ def _initial_edges(trans: list[float], mu1: float, tau1: float, X: float) -> lis
     edges = [breaks[0]]
     for b in breaks[1:]:
         a = edges[-1]
+        if b - a < width / 4 and b != core_end:
+            continue  # a break this close to the last edge only makes a sliver panel
         k = max(1, int(math.ceil((b - a) / width)))
         edges.extend(a + (b - a) * j / k for j in range(1, k + 1))
     w = width
@@ -661,46 +684,108 @@ def _initial_edges(trans: list[float], mu1: float, tau1: float, X: float) -> lis
     return sorted(set(edges))
 
 
-def _integrate_estimated(f, edges, n, bits, rel_tol, max_panels):
-    """Adaptive panel halving; error of a panel estimated by |G(panel) - G(left) - G(right)|."""
+def _legendre_tail_rows(n: int, bits: int) -> list[list[arb]]:
+    """Rows L[m][k] = (2m+1)/2 w_k P_m(x_k) for the top four degrees m = n-1 .. n-4.
+
+    With the n Gauss-Legendre values v_k of a function on [-1, 1], sum_k L[m][k] v_k is
+    the degree-m Legendre coefficient of its interpolating polynomial (the rule is exact
+    for P_m times a polynomial of degree n-1).
+    """
+    key = (n, bits, "tail")
+    if key not in _GL_CACHE:
+        nodes = _gl_nodes(n, bits)
+        with _prec(bits):
+            _GL_CACHE[key] = [
+                [(2 * m + 1) * w * arb.legendre_p(x, m) / 2 for x, w in nodes] for m in range(n - 1, n - 5, -1)
+            ]
+    return _GL_CACHE[key]
+
+
+def _gl_panel_with_error(f: _Integrand, lo: arb, hi: arb, n: int, bits: int) -> tuple[list[arb], list[float]]:
+    """n-point Gauss-Legendre integrals of every component on [lo, hi] and an error estimate
+    from the decay of the interpolant's Legendre coefficients (no extra evaluations).
+
+    For f analytic in the Bernstein ellipse E_rho the Legendre coefficients fall like
+    rho^-m and the n-point rule's error like rho^-2n (Trefethen, Approximation Theory and
+    Approximation Practice, ch. 8 and 19).  With A1 = max(|a_{n-1}|, |a_{n-2}|),
+    A2 = max(|a_{n-3}|, |a_{n-4}|) and r = sqrt(A1/A2) (capped at 1), the estimate is
+    2 h A1 r^(n-2): the expected error ~ 2 h A1 r^(n+1) times a safety factor r^-3.  A panel
+    that does not resolve its integrand has r ~ 1 and an estimate ~ its last coefficient,
+    so it gets split.  Rounding noise enters through the balls' radii.
+    """
+    nodes = _gl_nodes(n, bits)
+    rows = _legendre_tail_rows(n, bits)
+    with _prec(bits):
+        mid = (lo + hi) / 2
+        hl = (hi - lo) / 2
+        values = [f(mid + hl * xk) for xk, _ in nodes]
+        h = 2 * _mag(hl)
+        integrals: list[arb] = []
+        errors: list[float] = []
+        for j in range(len(values[0])):
+            col = [v[j] for v in values]
+            integrals.append(hl * sum((wk * u for (_, wk), u in zip(nodes, col)), arb(0)))
+            a = [_mag(sum((lk * u for lk, u in zip(row, col)), arb(0))) for row in rows]
+            A1, A2 = max(a[0], a[1]), max(a[2], a[3])
+            if A1 == 0:
+                errors.append(0.0)
+                continue
+            r = 1.0 if A2 <= A1 else math.sqrt(A1 / A2)
+            errors.append(h * A1 * r ** (n - 2))
+    return integrals, errors
+
+
+def _integrate_estimated(f, edges, n, bits, rel_tol, max_panels, tau1):
+    """Adaptive Gauss-Legendre panels with the coefficient-decay error estimate of
+    :func:`_gl_panel_with_error` (a panel is accepted when its estimate is below a quarter
+    of the tolerance relative to the component's total, else halved; the estimate is added
+    to the panel as a radius, so every result carries it).
+
+    The core panels (up to the last transition point + 2 tau1) are integrated first; their
+    totals fix how far the exponentially decaying tail must be followed:
+    X = tau1 ln(8 / (tol min_j total_j)), so the rigorously bounded remainder beyond X is
+    below tol/8 of every component (never beyond the ``edges`` given).
+    Returns the panels and the edges actually used (the last one is X).
+    """
     tol = float(rel_tol)
-    todo = []
+    core_end = edges[0]
     for a, b in zip(edges[:-1], edges[1:]):
-        lo, hi = arb(a), arb(b)
-        todo.append((lo, hi, _gl_panel(f, lo, hi, n, bits)))
+        if b - a > 2.0 * max(tau1, 1.0) * 1.000001:
+            break
+        core_end = b
+    core = [e for e in edges if e <= core_end]
     done: list[list[arb]] = []
-    rounds = 0
-    while todo:
-        rounds += 1
-        # current component estimates
-        cur = [pv for (_, _, pv) in todo] + done
-        m = len(cur[0])
-        est = [sum(_mag(pv[j]) for pv in cur) for j in range(m)]
-        if f.floor is None and rounds >= 1:
-            # skip steps whose running product is negligible for every later component
-            f.floor = _skip_floors(est, bits)
-        nxt = []
-        for lo, hi, pv in todo:
-            with _prec(bits):
-                mid = (lo + hi) / 2
-            left = _gl_panel(f, lo, mid, n, bits)
-            right = _gl_panel(f, mid, hi, n, bits)
-            with _prec(bits):
-                both = [l + r for l, r in zip(left, right)]
-                ok = True
-                errs = []
-                for j in range(m):
-                    e = _mag(both[j] - pv[j])
-                    errs.append(e)
-                    if e > tol * est[j] / 2 and e > 0:
-                        ok = False
+    est: list[float] | None = None
+
+    def run(todo, m_nodes):
+        nonlocal est
+        while todo:
+            vals = [(lo, hi, *_gl_panel_with_error(f, lo, hi, m_nodes, bits)) for lo, hi in todo]
+            if est is None:
+                est = [sum(_mag(v[2][j]) for v in vals) for j in range(len(vals[0][2]))]
+                # skip steps whose running product is negligible for every later component
+                f.floor = _skip_floors(est, bits)
+            nxt = []
+            for lo, hi, integrals, errs in vals:
+                ok = all(e <= tol * s / 4 for e, s in zip(errs, est))
                 if ok or len(done) + len(nxt) > max_panels or float((hi - lo).mid()) < 1e-6:
-                    done.append([b + arb(0, e) for b, e in zip(both, errs)])
+                    with _prec(bits):
+                        done.append([v + arb(0, e) for v, e in zip(integrals, errs)])
                 else:
-                    nxt.append((lo, mid, left))
-                    nxt.append((mid, hi, right))
-        todo = nxt
-    return done
+                    with _prec(bits):
+                        mid = (lo + hi) / 2
+                    nxt.extend([(lo, mid), (mid, hi)])
+            todo = nxt
+
+    run([(arb(a), arb(b)) for a, b in zip(core[:-1], core[1:])], n)
+    positive = [s for s in est if s > 0]
+    X = edges[-1]
+    if positive:
+        X = min(X, max(core_end, tau1 * math.log(8 / (tol * min(positive)))))
+    tail = [e for e in edges if core_end < e < X] + ([X] if X > core_end else [])
+    bounds = [core_end] + tail
+    run([(arb(a), arb(b)) for a, b in zip(bounds[:-1], bounds[1:])], n)
+    return done, core + tail
 
 
 def _skip_floors(est: list[float], bits: int) -> list[arb]:

@@ -120,6 +120,28 @@ def test_certified_mode_encloses_the_estimated_values(plan):
     assert tot.ball.contains(1)
 
 
+@pytest.mark.parametrize(
+    "config, p",
+    [
+        ("examples/default.toml", [0.3, 0.01, 0.6, 0.5, 0.2, 0.3, 1e-6, 0.45]),
+        ("examples/flipped.toml", [0.93, 0.99, 0.5, 0.9, 0.97, 0.93]),
+        ("examples/theorem23.toml", [0.2, 0.4, 0.05, 0.3, 0.25]),
+    ],
+)
+def test_estimated_error_bars_contain_a_rigorous_reference(config, p):
+    """The fast mode's coefficient-decay error estimate is honest: every value lies within
+    its reported error of a certified enclosure computed at 10 more digits, and the
+    reported error still gives >= 20 digits."""
+    pl = make_plan(GTMConfig.load(config))
+    fast = E.transcript_distribution(pl, p, dps=20)
+    ref = E.transcript_distribution(pl, p, dps=30, certified=True)
+    assert ref.min_significant_digits() >= 28
+    with mpmath.workdps(50):
+        for a, b in zip(fast.halt + fast.cont, ref.halt + ref.cont):
+            assert abs(a.value - b.value) <= a.error + b.error
+            assert a.error <= mpmath.mpf(10) ** -20 * a.value
+
+
 def test_noise_free_step_is_a_poisson_cdf():
     """eps_t = 0: no noise, h = F(c; rho p) exactly, independent of eta_1."""
     pl = ManualPlan(tau1=2.0, mu1=3.0, steps_=(ManualStep(1, 1, 4, 10.0, 0.0, float("inf")),))
