@@ -7,7 +7,7 @@ take these values; none of them owns them.
 ```toml
 [gtm]
 epsilon = 1.0
-parameterization = "theorem21"   # or "theorem23", "exact"
+parameterization = "theorem21"   # or "theorem23", "exact", "exact_noise"
 theta = 1.0
 gamma = 1.5
 beta = 0.05
@@ -44,7 +44,7 @@ from .validation import (
     check_positive_int,
 )
 
-PARAMETERIZATIONS = ("theorem21", "theorem23", "exact")
+PARAMETERIZATIONS = ("theorem21", "theorem23", "exact", "exact_noise")
 
 _GTM_KEYS = {
     "epsilon",
@@ -60,6 +60,7 @@ _STREAM_KEYS = {"eps_t", "delta_t", "p_star", "horizon"}
 _REQUIRED_BY = {
     "theorem21": ("epsilon", "theta"),
     "exact": ("epsilon", "theta"),
+    "exact_noise": ("epsilon", "theta"),
     "theorem23": ("epsilon_c", "c_h"),
 }
 

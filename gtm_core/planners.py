@@ -3,6 +3,8 @@
 * ``theorem21`` - Theorem 21 (uniform pure eps-DP, beta_t/4 per error type).
 * ``theorem23`` - Theorem 23 (ex-post loss eps_C [+ C_H eps_t ln(4/beta_t) at halting]).
 * ``exact``     - exact-tail calibration (registered by :mod:`gtm_core.exact_calibration`).
+* ``exact_noise`` - exact calibration integrated over the per-step noise eta_{2,t}
+  (registered by :mod:`gtm_core.exact_noise_calibration`).
 
 A :class:`Plan` holds the global noise parameters (tau_1, mu_1) and computes
 :class:`StepPlan` values lazily (cached), so long horizons cost nothing until used.
@@ -12,6 +14,7 @@ Every number here comes from :mod:`gtm_core.formulas`.
 from __future__ import annotations
 
 import functools
+import importlib
 import math
 
 import numpy as np
@@ -259,10 +262,15 @@ def register_step_planner(name: str, fn: Callable[[GTMConfig, int], StepPlan]) -
     _plan_step.cache_clear()
 
 
+_OPTIONAL_PLANNERS = {"exact": "exact_calibration", "exact_noise": "exact_noise_calibration"}
+
+
 def _load_optional_planner(name: str) -> None:
-    if name == "exact" and name not in STEP_PLANNERS:
+    """Import the module that registers an optional parameterisation (needs python-flint)."""
+    module = _OPTIONAL_PLANNERS.get(name)
+    if module is not None and name not in STEP_PLANNERS:
         try:
-            from . import exact_calibration  # noqa: F401  (registers "exact")
+            importlib.import_module(f".{module}", __package__)  # registers the planner
         except ImportError:
             pass
 
