@@ -383,15 +383,22 @@ def _accuracy_claims(config, plan, rows) -> list[Claim]:
         _status(ok),
     ))
     t23 = plan.parameterization == "theorem23"
-    ok, total, parts = C.failure_allocation(plan.mu1, plan.tau1, rows, g.beta, sample_complexity_share=t23)
+    merged = plan.parameterization == "exact_noise"
+    ok, total, parts = C.failure_allocation(plan.mu1, plan.tau1, rows, g.beta, sample_complexity_share=t23,
+                                            noise_tails_merged=merged)
+    if merged:
+        terms = "beta^I_t + beta^II_t) (beta^I_t = beta_t/2 covers the eta_2,t tail and Type I together"
+    else:
+        terms = "beta_t/4 + beta^I_t + beta^II_t" + (" + beta_t/6" if t23 else "")
     out.append(Claim(
         "accuracy.failure-allocation", "accuracy",
-        f"Union bound over the horizon T={len(rows)}: exp(-mu1/tau1) + sum_t (beta_t/4 + beta^I_t + beta^II_t"
-        + (" + beta_t/6" if t23 else "") + f") <= beta = {g.beta:g}, so halting and continuation hold "
-        "simultaneously at every step with probability >= 1 - beta.",
+        f"Union bound over the horizon T={len(rows)}: exp(-mu1/tau1) + sum_t ({terms}) <= beta = {g.beta:g}, "
+        "so halting and continuation hold simultaneously at every step with probability >= 1 - beta.",
         {"beta": g.beta, "total_upper": total, "parts": parts},
         Witness("interval-arithmetic", {"method": "arb sum of the deployed float64 beta_t, beta^I_t, beta^II_t",
-                                        "lemma": "Theorem 23 accounting" if t23 else "Theorem 21 accounting"}),
+                                        "lemma": "Theorem 23 accounting" if t23 else
+                                        ("exact_noise accounting (gtm_core.exact_noise_calibration)" if merged
+                                         else "Theorem 21 accounting")}),
         _status(ok),
     ))
     z = C.zeta_allocation(rows, g.beta)
@@ -433,6 +440,17 @@ def _accuracy_claims(config, plan, rows) -> list[Claim]:
         "are within beta^II (halting, p >= p*) and beta^I (continuation, p <= p_bar).",
         rows, ("poisson_halting_tail", "poisson_continuation_tail"),
         {"method": "regularised incomplete gamma in arb"},
+        {"max_type_I_bound": worst_I, "max_type_II_bound": worst_II},
+    ))
+    out.append(_step_claim(
+        "accuracy.noise-integrated-tails", "accuracy",
+        "exact_noise planner: the per-step error probabilities integrated exactly over eta_2,t and the Poisson "
+        "count, at their worst points, are within budget: Pr[continue | eta_1 = mu_1, p = p*] <= beta^II_t "
+        "(halting, every eta_1 <= mu_1 and p >= p*) and Pr[halt | eta_1 = 0, p = p_bar] <= beta^I_t "
+        "(continuation, every eta_1 >= 0 and p <= p_bar).",
+        rows, ("integrated_halting_tail", "integrated_continuation_tail"),
+        {"method": "closed form of gtm_core.exact (_StepEval) in arb, 160 bits",
+         "module": "gtm_core.exact_noise_calibration.certify_step"},
         {"max_type_I_bound": worst_I, "max_type_II_bound": worst_II},
     ))
     table = {str(t): {"p_star": rows[t - 1]["p_star"], "p_bar": rows[t - 1]["p_bar"], "s": rows[t - 1]["s"]}
@@ -772,11 +790,7 @@ def _require_planner(name: str) -> None:
     """A parameterisation without a planner in this installation is bad input (exit 2), not a refusal."""
     from gtm_core import planners
 
-    if name == "exact" and name not in planners.STEP_PLANNERS:
-        try:
-            import gtm_core.exact_calibration  # noqa: F401  (registers "exact")
-        except ImportError:
-            pass
+    planners._load_optional_planner(name)  # "exact", "exact_noise" register themselves on import
     if name not in planners.STEP_PLANNERS:
         raise UnsupportedConfiguration(f"parameterization {name!r} has no planner in this installation")
 

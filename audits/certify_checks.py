@@ -15,6 +15,10 @@ The checks follow the proofs of the paper:
   (s = +1: rho Lambda p_bar <= lambda^r(c, beta^I); s = -1: (rho/Lambda)(1 - p_bar) >= lambda^l(c, beta^I));
 * the exact Poisson tails at the worst Poisson mean the good event allows (a second, direct
   witness of the Type I / Type II budgets, no Chernoff bound involved);
+* exact_noise planner only (instead of the three items above): the per-step error probabilities
+  integrated exactly over eta_2,t and the Poisson count at their worst points,
+  Pr[continue | eta_1 = mu_1, p = p*] <= beta^II_t and Pr[halt | eta_1 = 0, p = p_bar] <= beta^I_t
+  (beta^I_t = beta_t/2 merges Theorem 21's eta_2-tail and Type I shares);
 * Lemma 22(1): the evaluation budget is at least e * lambda_bar_t with lambda_bar_t >= ln(4/beta_t);
 * Lemma 24(2) / Corollary 25: phi_t >= delta_t / (e^{eps_t} - 1 + 2 delta_t), phi_t <= 1/2, and the
   shifted thresholds p*_t + phi_t < 1, p_bar_t - phi_t > 0.
@@ -175,24 +179,36 @@ def step_checks(sp, *, tau1: float, mu1: float, gamma: float, parameterization: 
             out["lemma11_gap"] = out["lemma11_tail_validity"] = None
             out["base_rate"] = out["continuation_chain"] = None
 
-        # The exact Poisson tails at the worst mean the good event allows (direct witness).
-        if sp.s == 1:
-            halt_err = poisson_cdf(c, rho * p_star)            # lambda >= rho, p >= p*
-            cont_err = poisson_sf(c, rho * Lam * p_bar)        # lambda <= rho Lambda, p <= p_bar
+        if parameterization == "exact_noise":
+            # c_t, rho_t are calibrated on the per-step error probabilities integrated over eta_2,t
+            # (the eta_2 tail share merged into beta^I): the good-event Poisson tails below are not
+            # what its accuracy rests on; the noise-integrated probabilities are, checked here in arb.
+            out["poisson_halting_tail"] = out["poisson_continuation_tail"] = None
+            noise = noise_integrated_tails(sp, mu1=mu1)
+            out["integrated_halting_tail"] = noise["type_II_certified"]
+            out["integrated_continuation_tail"] = noise["type_I_certified"]
+            values["type_II_bound"] = noise["type_II_upper"]
+            values["type_I_bound"] = noise["type_I_upper"]
         else:
-            halt_err = poisson_sf(c, rho * q_star)             # lambda <= rho, q <= q*
-            cont_err = poisson_cdf(c, (rho / Lam) * (1 - p_bar))  # lambda >= rho/Lambda, q >= 1 - p_bar
-        out["poisson_halting_tail"] = bool(halt_err <= exact(sp.beta_II))
-        out["poisson_continuation_tail"] = bool(cont_err <= exact(sp.beta_I))
-        values["type_II_bound"] = _float_up(halt_err)
-        values["type_I_bound"] = _float_up(cont_err)
+            # The exact Poisson tails at the worst mean the good event allows (direct witness).
+            if sp.s == 1:
+                halt_err = poisson_cdf(c, rho * p_star)            # lambda >= rho, p >= p*
+                cont_err = poisson_sf(c, rho * Lam * p_bar)        # lambda <= rho Lambda, p <= p_bar
+            else:
+                halt_err = poisson_sf(c, rho * q_star)             # lambda <= rho, q <= q*
+                cont_err = poisson_cdf(c, (rho / Lam) * (1 - p_bar))  # lambda >= rho/Lambda, q >= 1 - p_bar
+            out["poisson_halting_tail"] = bool(halt_err <= exact(sp.beta_II))
+            out["poisson_continuation_tail"] = bool(cont_err <= exact(sp.beta_I))
+            out["integrated_halting_tail"] = out["integrated_continuation_tail"] = None
+            values["type_II_bound"] = _float_up(halt_err)
+            values["type_I_bound"] = _float_up(cont_err)
 
         # thresholds: a usable rejection threshold
         out["threshold_positive"] = bool(p_bar > 0) and bool(p_bar < p_star)
         out["threshold_ratio"] = bool(p_bar >= exact(THRESHOLD_RATIO_FLOOR) * p_star)
 
         # flipping rule of Theorem 21/23, kept by the exact-tail planner (exact rationals)
-        if parameterization in ("theorem21", "theorem23", "exact"):
+        if parameterization in ("theorem21", "theorem23", "exact", "exact_noise"):
             x = Fraction(gamma) * Fraction(sp.Lambda)
             ps = Fraction(sp.p_star)
             out["flipping_rule"] = (sp.s == 1) == (x * (1 - ps) > ps)
@@ -235,6 +251,17 @@ def step_checks(sp, *, tau1: float, mu1: float, gamma: float, parameterization: 
     return out
 
 
+def noise_integrated_tails(sp, *, mu1: float) -> dict:
+    """The exact_noise planner's two per-step inequalities, re-checked from the deployed step numbers
+    with the exact engine's arb closed form (gtm_core.exact_noise_calibration.certify_step):
+    Pr[continue | eta_1 = mu_1, p = p*] <= beta^II_t and Pr[halt | eta_1 = 0, p = p_bar] <= beta^I_t,
+    both integrated exactly over eta_2,t and the Poisson count."""
+    from gtm_core.exact_noise_calibration import certify_step
+
+    return certify_step(sp.s, sp.c, sp.rho, eps_t=sp.eps_t, tau2=sp.tau2, mu1=mu1, p_star=sp.p_star,
+                        p_bar=sp.p_bar, beta_I=sp.beta_I, beta_II=sp.beta_II, t=sp.t)
+
+
 def _arb_max(a: arb, b: arb) -> arb:
     """A ball containing max(a, b)."""
     return a.max(b)
@@ -243,7 +270,8 @@ def _arb_max(a: arb, b: arb) -> arb:
 def step_names() -> tuple[str, ...]:
     return (
         "noise_range", "lemma11_gap", "lemma11_tail_validity", "base_rate", "continuation_chain",
-        "poisson_halting_tail", "poisson_continuation_tail", "threshold_positive", "threshold_ratio",
+        "poisson_halting_tail", "poisson_continuation_tail", "integrated_halting_tail",
+        "integrated_continuation_tail", "threshold_positive", "threshold_ratio",
         "flipping_rule", "lemma22_budget", "purification_crossover", "purification_gap",
         "expost_halting_loss",
     )
@@ -267,10 +295,14 @@ def eta1_tail(mu1: float, tau1: float, beta: float) -> tuple[bool, float]:
         return bool(p <= exact(beta) / 4), _float_up(p)
 
 
-def failure_allocation(mu1: float, tau1: float, rows, beta: float, *, sample_complexity_share: bool):
+def failure_allocation(mu1: float, tau1: float, rows, beta: float, *, sample_complexity_share: bool,
+                       noise_tails_merged: bool = False):
     """Union bound of Theorem 21/23 over the horizon, rigorous:
     exp(-mu1/tau1) + sum_{t<=T} (beta_t/4 + beta^I_t + beta^II_t [+ beta_t/6 for Theorem 23's
-    evaluation-count event]) <= beta. Returns (ok, total upper bound, parts)."""
+    evaluation-count event]) <= beta. Returns (ok, total upper bound, parts).
+
+    ``noise_tails_merged`` (exact_noise planner): beta^I_t already covers the eta_2,t tail (its
+    Type I probability is integrated over eta_2,t), so the separate beta_t/4 noise share is 0."""
     with arb_precision():
         eta = (-(exact(mu1) / exact(tau1))).exp()
         good = arb(0)
@@ -278,7 +310,8 @@ def failure_allocation(mu1: float, tau1: float, rows, beta: float, *, sample_com
         typ2 = arb(0)
         cnt = arb(0)
         for r in rows:
-            good += exact(r["beta_t"]) / 4
+            if not noise_tails_merged:
+                good += exact(r["beta_t"]) / 4
             typ1 += exact(r["beta_I"])
             typ2 += exact(r["beta_II"])
             if sample_complexity_share:

@@ -233,7 +233,7 @@ def check_plan_identities(plan, t: int, step=None) -> InstantiationResult:
     step = plan.step(t) if step is None else step
     g = plan.config.gtm
     claims: list[ClaimVerdict] = []
-    if plan.parameterization == "theorem21":
+    if plan.parameterization in ("theorem21", "exact_noise"):  # exact_noise keeps Theorem 21's noise and Lambda_t
         claims += _theorem21_claims(plan, step)
     elif plan.parameterization == "theorem23":
         claims += _theorem23_claims(plan, step)
