@@ -51,9 +51,10 @@ Float closed forms (derived in :mod:`gtm_core.exact`): with pmf(c; m) = m^c e^{-
   s = -1: continue = P(c+1, b) - T_-,  T_- = b^{-sigma} gamma(c+1+sigma, b)/c!
                                         = pmf(c; b) b int_0^inf exp(b (1 - e^{-v}) - (c+1+sigma) v) dv.
 
-Both integrands are log-concave in v, so a Gauss-Legendre rule on the window where the exponent is
-within 60 of its maximum is accurate to ~1e-13 for every shape (including c+1-sigma <= 0, where
-scipy's incomplete gamma functions do not apply).
+The incomplete gamma forms are used through scipy when nothing under- or overflows; otherwise (and
+always for c+1-sigma <= 0, where scipy's incomplete gamma functions do not apply) the integrals,
+whose integrands are log-concave in v, by a Gauss-Legendre rule on the window where the exponent is
+within 60 of its maximum (accurate to ~1e-12 for every shape).
 """
 
 from __future__ import annotations
@@ -83,6 +84,9 @@ __all__ = [
 _CERT_BITS = 160
 _WINDOW = 60.0          # the quadrature window: exponent within this of its maximum
 _SEARCH_MARGIN = 1e-7   # the float search aims at budget * (1 - margin), so certification rarely nudges
+# c_t of the last planned step per (gtm parameters, per-step inputs): only a starting point of the
+# search for the next step (the result does not depend on it; see _search)
+_C_HINTS: dict = {}
 
 
 def _composite_rule(edges) -> tuple[np.ndarray, np.ndarray]:
@@ -102,42 +106,33 @@ _LEFT_X, _LEFT_W = _composite_rule([0.0, 1 / 3, 2 / 3, 1.0])
 # ---------------------------------------------------------------------------
 
 
-def _log_integral_concave(psi, psi_vec, v_peak: float) -> float:
-    """ln int_0^inf exp(psi(v)) dv for a concave psi with its maximum on [0, inf) at v_peak.
+def _log_integral_concave(psi, dpsi, psi_vec, v_peak: float) -> float:
+    """ln int_0^inf exp(psi(v)) dv for a strictly concave psi with its maximum on [0, inf) at v_peak.
 
-    ``psi`` is the scalar function (math), ``psi_vec`` the same on numpy arrays. The window is
-    where psi >= psi(v_peak) - _WINDOW (edges by bisection: psi is concave, so the level set is
-    an interval); it is split at the peak into graded panels of 24-point Gauss-Legendre."""
+    ``psi``, ``dpsi`` are scalar (math) functions, ``psi_vec`` is psi on numpy arrays. The window is
+    the level set psi >= psi(v_peak) - _WINDOW, an interval since psi is concave; its edges come from
+    Newton's method, which on a concave function approaches a level crossing monotonically from
+    outside (a first step from inside overshoots outwards), so every edge used lies outside the
+    level set and the discarded mass is below e^{-_WINDOW} of the peak's. The window is split at
+    the peak into graded panels of 24-point Gauss-Legendre."""
     p0 = psi(v_peak)
     level = p0 - _WINDOW
 
-    def edge(direction: float) -> float:
-        step = 1.0
-        inside = v_peak
-        while True:  # step out geometrically until below the level
-            out = v_peak + direction * step
-            if direction < 0 and out <= 0.0:
-                if psi(0.0) >= level:
-                    return 0.0
-                out = 0.0
-                break
-            if psi(out) < level:
-                break
-            inside, step = out, step * 2
-            if step > 1e8:  # pragma: no cover - psi decreases at least linearly away from the peak
-                return out
+    def edge(v: float, lower: float) -> float:
         for _ in range(100):
-            mid = 0.5 * (inside + out)
-            if psi(mid) >= level:
-                inside = mid
-            else:
-                out = mid
-            if abs(out - inside) <= 1e-3 * abs(out - v_peak):
-                break
-        return out
+            f = psi(v) - level
+            d = dpsi(v)
+            v_new = max(v - f / d, lower)
+            if f <= 0 and abs(v_new - v) <= 1e-2 * abs(v - v_peak):
+                return v
+            v = v_new
+        return v  # pragma: no cover - Newton converges in a few steps here
 
-    v_lo = edge(-1.0) if v_peak > 0 else 0.0
-    v_hi = edge(1.0)
+    if v_peak > 0 and psi(0.0) < level:
+        v_lo = edge(max(v_peak - 1.0, 0.5 * v_peak), 0.0)
+    else:
+        v_lo = 0.0
+    v_hi = edge(v_peak + 1.0, v_peak)
     total = float(np.dot(np.exp(psi_vec(v_peak + (v_hi - v_peak) * _RIGHT_X) - p0), _RIGHT_W)) * (v_hi - v_peak)
     if v_peak > v_lo:
         total += float(np.dot(np.exp(psi_vec(v_lo + (v_peak - v_lo) * _LEFT_X) - p0), _LEFT_W)) * (v_peak - v_lo)
@@ -148,9 +143,15 @@ def _tail_plus(c: int, a: float, sigma: float) -> float:
     """T_+ = a^sigma Gamma(c+1-sigma, a)/c! (s = +1), in float64."""
     k = c + 1 - sigma
     la = math.log(a)
+    if k > 0:  # scipy's regularised Q(k, a) when nothing under- or overflows
+        q = float(special.gammaincc(k, a))
+        e = sigma * la + math.lgamma(k) - math.lgamma(c + 1)
+        if q > 1e-280 and e < 700:
+            return math.exp(e) * q
     v_peak = max(0.0, math.log(k / a)) if k > 0 else 0.0
     lpmf = c * la - a - math.lgamma(c + 1)
-    li = _log_integral_concave(lambda v: k * v - a * math.expm1(v), lambda v: k * v - a * np.expm1(v), v_peak)
+    li = _log_integral_concave(lambda v: k * v - a * math.expm1(v), lambda v: k - a * math.exp(v),
+                               lambda v: k * v - a * np.expm1(v), v_peak)
     return math.exp(lpmf + la + li)
 
 
@@ -158,9 +159,14 @@ def _tail_minus(c: int, b: float, sigma: float) -> float:
     """T_- = b^{-sigma} gamma(c+1+sigma, b)/c! (s = -1), in float64."""
     k = c + 1 + sigma
     lb = math.log(b)
+    pk = float(special.gammainc(k, b))  # scipy's regularised P(k, b) when nothing under- or overflows
+    e = -sigma * lb + math.lgamma(k) - math.lgamma(c + 1)
+    if pk > 1e-280 and e < 700:
+        return math.exp(e) * pk
     v_peak = max(0.0, math.log(b / k)) if b > k else 0.0
     lpmf = c * lb - b - math.lgamma(c + 1)
-    li = _log_integral_concave(lambda v: -b * math.expm1(-v) - k * v, lambda v: -b * np.expm1(-v) - k * v, v_peak)
+    li = _log_integral_concave(lambda v: -b * math.expm1(-v) - k * v, lambda v: b * math.exp(-v) - k,
+                               lambda v: -b * np.expm1(-v) - k * v, v_peak)
     return math.exp(lpmf + lb + li)
 
 
@@ -289,10 +295,36 @@ def _feasible(st: _Step, c: int, hint: float | None = None) -> tuple[bool, float
     return m <= 0, rho, m
 
 
-def _search(st: _Step) -> tuple[int, float]:
-    """Smallest feasible c: the untied inequality's log margin m(c) decreases with c, so the
-    crossing is bracketed by [0, Theorem 21's c] (doubled if needed) and found by regula falsi
-    (Illinois) on the integers, finished when the bracket is one wide."""
+def _search(st: _Step, c_hint: int | None = None) -> int:
+    """Smallest feasible c. The untied inequality's log margin m(c) decreases with c (feasibility is
+    monotone in c; tests/gtm_core/test_exact_noise_calibration.py scans it), so the answer is the c
+    with c - 1 infeasible and c feasible, whatever the path: bracketed from ``c_hint`` (the previous
+    step's c, galloping) or by [0, Theorem 21's c] (doubled if needed), then regula falsi (Illinois)
+    on the integers until the bracket is one wide."""
+    if c_hint is not None:
+        ok, rho, m = _feasible(st, c_hint)
+        if ok:
+            hi, rho_hi, m_hi, step = c_hint, rho, m, 1
+            while True:
+                if hi == 0:
+                    return 0
+                lo = max(hi - step, 0)
+                ok, rho_lo, m_lo = _feasible(st, lo, rho_hi)
+                if not ok:
+                    break
+                hi, rho_hi, m_hi, step = lo, rho_lo, m_lo, step * 2
+        else:
+            lo, rho_lo, m_lo, step = c_hint, rho, m, 1
+            while True:
+                hi = lo + step
+                if hi > 10**7:
+                    raise UnsupportedConfiguration(
+                        f"step t={st.t}: exact_noise calibration found no c_t <= 1e7 meeting both budgets")
+                ok, rho_hi, m_hi = _feasible(st, hi, rho_lo)
+                if ok:
+                    break
+                lo, rho_lo, m_lo, step = hi, rho_hi, m_hi, step * 2
+        return _refine(st, lo, hi, rho_lo, m_lo, rho_hi, m_hi)
     hi = max(st.c21, 1)
     ok, rho_hi, m_hi = _feasible(st, hi)
     while not ok:
@@ -302,10 +334,14 @@ def _search(st: _Step) -> tuple[int, float]:
                 f"step t={st.t}: exact_noise calibration found no c_t <= 1e7 meeting both budgets"
             )
         ok, rho_hi, m_hi = _feasible(st, hi)
-    lo = 0
-    ok, rho_lo, m_lo = _feasible(st, lo)
+    ok, rho_lo, m_lo = _feasible(st, 0)
     if ok:
-        return 0, rho_lo
+        return 0
+    return _refine(st, 0, hi, rho_lo, m_lo, rho_hi, m_hi)
+
+
+def _refine(st: _Step, lo: int, hi: int, rho_lo: float, m_lo: float, rho_hi: float, m_hi: float) -> int:
+    """lo infeasible, hi feasible: narrow to hi - lo = 1 (Illinois on m against ln(c + 1))."""
     side = 0
     while hi - lo > 1:
         if math.isfinite(m_lo) and math.isfinite(m_hi) and m_lo > m_hi:
@@ -326,7 +362,7 @@ def _search(st: _Step) -> tuple[int, float]:
             if side == -1:
                 m_hi /= 2
             side = -1
-    return hi, rho_hi
+    return hi
 
 
 # ---------------------------------------------------------------------------
@@ -392,12 +428,17 @@ def _certify(st: _Step, c: int, rho: float) -> dict:
 def calibrate(config: GTMConfig, t: int) -> tuple[_Step, int, float, dict]:
     """(step data, c, rho, certificate) of step t; raises UnsupportedConfiguration if uncertifiable."""
     st = _Step(config, t)
-    c, rho = _search(st)
+    key = (config.gtm, st.spec.eps_t, st.spec.p_star, st.spec.delta_t)
+    c = _search(st, _C_HINTS.get(key))
+    if len(_C_HINTS) > 10_000:
+        _C_HINTS.clear()
+    _C_HINTS[key] = c
     for c_try in (c, c + 1, c + 2, c + 4):
-        if c_try != c:
-            ok, rho, _ = _feasible(st, c_try)
-            if not ok:
-                continue
+        # the stored rho comes from the canonical solve (no path-dependent hint), so a step's plan
+        # does not depend on which steps were planned before it
+        ok, rho, _ = _feasible(st, c_try)
+        if not ok:
+            continue
         for k in range(4):
             # s=+1: a larger rho only helps (II); s=-1: a larger rho only helps (I) - the tied one
             r = rho * (1 + k * 1e-9) if k else rho
