@@ -9,7 +9,7 @@ machine inflates wall time but not these numbers):
 * certified mode (rigorous arb enclosures), T = 10, dps=20: time and the smallest number of
   certified significant digits (the reported widths);
 * exact per-step Type I / Type II probabilities and the exact rejection threshold vs p_bar;
-* the expected-evaluation ratio exact/theorem21 over gamma in {1.25, 1.5, 2},
+* the expected-evaluation ratios exact/theorem21 and exact_noise/theorem21 over gamma in {1.25, 1.5, 2},
   t in {1, 10, 100, 1000}, p* in {0.1, 0.5, 0.9} (beta = 0.05, eps = 1, theta = 1, eps_t = 0.1)
   plus the flipped example (p* = 0.95, eps_t = 0.01).
 Writes benchmarks/results/exact.json with machine information.
@@ -79,8 +79,11 @@ def ratio_grid() -> list[dict]:
         stream = {"eps_t": eps_t, "p_star": p_star, "horizon": 1000}
         c21 = GTMConfig.from_dict({"gtm": dict(base_g, gamma=gamma), "stream": stream})
         cx = GTMConfig.from_dict({"gtm": dict(base_g, gamma=gamma, parameterization="exact"), "stream": stream})
-        p21, px = make_plan(c21), make_plan(cx)
+        cn = GTMConfig.from_dict({"gtm": dict(base_g, gamma=gamma, parameterization="exact_noise"),
+                                  "stream": stream})
+        p21, px, pn = make_plan(c21), make_plan(cx), make_plan(cn)
         for t in (1, 10, 100, 1000):
+            e21 = expected_evaluations(p21, t)
             rows.append(
                 {
                     "gamma": gamma,
@@ -90,10 +93,22 @@ def ratio_grid() -> list[dict]:
                     "s": px.step(t).s,
                     "c_theorem21": p21.step(t).c,
                     "c_exact": px.step(t).c,
-                    "ratio": round(expected_evaluations(px, t) / expected_evaluations(p21, t), 4),
+                    "ratio": round(expected_evaluations(px, t) / e21, 4),
+                    "c_exact_noise": pn.step(t).c,
+                    "ratio_exact_noise": round(expected_evaluations(pn, t) / e21, 4),
+                    "same_p_bar": pn.step(t).p_bar == p21.step(t).p_bar,
                 }
             )
     return rows
+
+
+def print_ratio_grid(grid: list[dict]) -> None:
+    print("expected evaluations vs theorem21 (t=1,10,100,1000): c_21->c_exact ratio_exact | c_exact_noise ratio_exact_noise")
+    for i in range(0, len(grid), 4):
+        g = grid[i]
+        cells = "  ".join(f"{r['c_theorem21']}->{r['c_exact']} {r['ratio']:.3f} | {r['c_exact_noise']} "
+                          f"{r['ratio_exact_noise']:.3f}" for r in grid[i:i + 4])
+        print(f"  gamma={g['gamma']:<5} p*={g['p_star']:<5} eps_t={g['eps_t']:<5} s={g['s']:+d}  {cells}")
 
 
 def accuracy() -> list[dict]:
@@ -125,7 +140,11 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="T=20 instead of 100 for the fast-mode figure")
     ap.add_argument("--out", default="benchmarks/results/exact.json")
+    ap.add_argument("--ratios-only", action="store_true", help="only the planners' ratio grid (seconds, no engine runs)")
     args = ap.parse_args(argv)
+    if args.ratios_only:
+        print_ratio_grid(ratio_grid())
+        return
     start = time.process_time()
     result = {"machine": machine_info(), "speed": speed(args.quick), "ratio_grid": ratio_grid(),
               "accuracy": accuracy()}
@@ -135,12 +154,7 @@ def main(argv=None):
     for r in result["speed"]:
         print(f"{r['case']:>16}  T={r['T']:>3}  certified={r['certified']!s:>5}  cpu={r['cpu_seconds']:>7.2f}s  "
               f"nodes={r['nodes']:>5}  min digits={r['min_significant_digits']}")
-    print("expected evaluations exact/theorem21 (t=1,10,100,1000):")
-    grid = result["ratio_grid"]
-    for i in range(0, len(grid), 4):
-        g = grid[i]
-        cells = "  ".join(f"{r['c_theorem21']}->{r['c_exact']} {r['ratio']:.3f}" for r in grid[i:i + 4])
-        print(f"  gamma={g['gamma']:<5} p*={g['p_star']:<5} eps_t={g['eps_t']:<5} s={g['s']:+d}  {cells}")
+    print_ratio_grid(result["ratio_grid"])
     print("exact accuracy (Type I at p_bar, Type II at p*, exact threshold vs p_bar):")
     for r in result["accuracy"]:
         print(f"  {r['config']:<24} t={r['t']:<4} typeI={r['type_I_at_p_bar']:.3e} typeII={r['type_II_at_p_star']:.3e} "
