@@ -119,11 +119,14 @@ def _log_integral_concave(psi, dpsi, psi_vec, v_peak: float) -> float:
     level = p0 - _WINDOW
 
     def edge(v: float, lower: float) -> float:
-        for _ in range(100):
+        for _ in range(200):
             f = psi(v) - level
             d = dpsi(v)
             v_new = max(v - f / d, lower)
-            if f <= 0 and abs(v_new - v) <= 1e-2 * abs(v - v_peak):
+            if f > 0:  # inside: Newton overshoots outwards; at most double the distance to the peak
+                reach = 2 * abs(v - v_peak) + 1.0
+                v_new = min(max(v_new, v_peak - reach), v_peak + reach, 700.0)
+            elif abs(v_new - v) <= 1e-2 * abs(v - v_peak):
                 return v
             v = v_new
         return v  # pragma: no cover - Newton converges in a few steps here
