@@ -153,3 +153,37 @@ def test_exact_engine_adapter_is_used_when_present(monkeypatch):
     assert row["p_bar"] == pytest.approx(0.05, rel=1e-3) and row["p_bar"] <= 0.05
     row20 = bench._gtm_row("theorem21", 1.0, 0.1, 0.5, 20, settings, np.random.default_rng(0))
     assert row20["method"].startswith("simulation")  # T above exact_max_T
+
+
+def test_median_cell_check_reports_both_exact_variants_and_judges_the_best():
+    from audits.bench import median_cell_check
+
+    def row(name, evals, claimed=0.0014):
+        return {"mechanism": name, "family": "gtm", "evals_mean": evals, "evals_p99": 2 * evals,
+                "claimed_p_bar": claimed, "p_bar": 0.01}
+
+    cell = {"epsilon": 1.0, "ratio": 0.1, "p_star": 0.5, "T": 100,
+            "rows": [row("gtm-theorem21", 1000.0), row("gtm-exact", 670.0), row("gtm-exact_noise", 80.0)]}
+    m = median_cell_check(cell)
+    assert set(m["variants"]) == {"exact", "exact_noise"}
+    assert m["variants"]["exact"]["ratio"] == pytest.approx(0.67)
+    assert m["best_variant"] == "exact_noise" and m["ratio"] == pytest.approx(0.08) and m["passed"] is True
+    # a variant whose claimed threshold differs from theorem21's is not an equal guarantee: not eligible
+    cell["rows"][2]["claimed_p_bar"] = 0.0007
+    m = median_cell_check(cell)
+    assert m["best_variant"] == "exact" and m["passed"] is False
+    assert m["variants"]["exact_noise"]["same_claimed_p_bar"] is False
+    # only theorem21 present: reported, not judged
+    cell["rows"] = cell["rows"][:1]
+    m = median_cell_check(cell)
+    assert m["best_variant"] is None and m["passed"] is None and not m["variants"]["exact"]["available"]
+    report = markdown_report({"settings": BenchSettings().__dict__, "cells": [], "cells_total": 0, "seconds": 0,
+                              "complete": True, "errors": [],
+                              "checks": {"table1": {"theorem21_wins": 0, "best_gtm_wins": 0, "comparisons": 0,
+                                                    "theorem21_claim_wins": 0, "losses": []},
+                                         "median_cell_exact_vs_theorem21": median_cell_check(
+                                             {**cell, "rows": [row("gtm-theorem21", 1000.0),
+                                                               row("gtm-exact", 670.0),
+                                                               row("gtm-exact_noise", 80.0)]}),
+                                         "theorem31_ratios": [], "claims_hold": {"rows": [], "violations": []}}})
+    assert "gtm-exact 670 (ratio 0.670)" in report and "best certified ratio gtm-exact_noise 0.080" in report

@@ -266,3 +266,24 @@ def test_exact_tail_planner_is_certified_by_exact_poisson_tails():
     assert ids["accuracy.poisson-tails"].status == "pass" and ids["accuracy.poisson-tails"].values["steps_checked"] == 20
     assert ids["privacy.pure-epsilon"].status == "pass"
     assert not cert.refusals
+
+
+def test_exact_noise_planner_is_certified_by_noise_integrated_probabilities():
+    cfg = _cfg().with_changes(parameterization="exact_noise", horizon=20)
+    cert = certify(cfg, quick=True, seconds=1, seed=1, progress=False, witnesses=False)
+    ids = {c.id: c for c in cert.claims}
+    for cid in ("accuracy.lemma11", "accuracy.lemma20-halting", "accuracy.lemma20-continuation",
+                "accuracy.poisson-tails"):
+        assert ids[cid].status == "not-applicable"
+    c = ids["accuracy.noise-integrated-tails"]
+    assert c.status == "pass" and c.values["steps_checked"] == 20
+    fa = ids["accuracy.failure-allocation"]
+    assert fa.status == "pass" and fa.values["parts"]["noise_tails"] == 0.0
+    for cid in ("privacy.pure-epsilon", "accuracy.noise-range", "accuracy.flipping-rule", "cost.evaluation-bound",
+                "cost.budget-exceed", "accuracy.rejection-threshold"):
+        assert ids[cid].status == "pass", cid
+    assert not cert.refusals
+    # the theorem21 planner's certificate does not get the exact_noise claim
+    ids21 = {c.id: c for c in certify(_cfg().with_changes(horizon=20), quick=True, seconds=1, seed=1,
+                                     progress=False, witnesses=False).claims}
+    assert ids21["accuracy.noise-integrated-tails"].status == "not-applicable"

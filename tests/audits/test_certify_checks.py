@@ -205,3 +205,37 @@ def test_rigorous_budget_bound_agrees_with_the_planner():
         rig = C.budget_exceed_bound(sp, tau1=plan.tau1, mu1=plan.mu1)
         assert rig >= sp.budget_exceed_probability * 0.5
         assert rig <= max(10 * sp.budget_exceed_probability, 1e-300)
+
+
+@pytest.mark.parametrize("stream", [dict(), dict(p_star=0.95, eps_t=0.01), dict(eps_t=0.0)])
+def test_exact_noise_steps_are_checked_on_the_noise_integrated_probabilities(stream):
+    plan = _plan("exact_noise", **stream)
+    for t in (1, 50):
+        sp = plan.step(t)
+        out = _checks(plan, sp)
+        values = out.pop("values")
+        assert out["integrated_halting_tail"] is True and out["integrated_continuation_tail"] is True
+        for name in ("lemma11_gap", "base_rate", "continuation_chain", "poisson_halting_tail",
+                     "poisson_continuation_tail"):
+            assert out[name] is None  # Chernoff / good-event tails: not what this planner rests on
+        assert all(v is not False for v in out.values()), out
+        assert values["type_II_bound"] <= sp.beta_II and values["type_I_bound"] <= sp.beta_I
+        # power: the wrong base rate fails the noise-integrated check
+        wrong = dataclasses.replace(sp, rho=sp.rho / 2 if sp.s == 1 else sp.rho * 2)
+        assert _checks(plan, wrong)["integrated_halting_tail"] is False
+        wrong = dataclasses.replace(sp, rho=sp.rho * 2 if sp.s == 1 else sp.rho / 2)
+        assert _checks(plan, wrong)["integrated_continuation_tail"] is False
+    # other planners do not get the noise-integrated checks
+    out = _checks(_plan("theorem21"), _plan("theorem21").step(1))
+    assert out["integrated_halting_tail"] is None and out["poisson_halting_tail"] is True
+
+
+def test_merged_failure_allocation_is_exactly_the_exact_noise_accounting():
+    plan = _plan("exact_noise", horizon=1000)
+    rows = [plan.step(t).to_dict() for t in range(1, 1001)]
+    ok, total, parts = C.failure_allocation(plan.mu1, plan.tau1, rows, 0.05, sample_complexity_share=False,
+                                            noise_tails_merged=True)
+    assert ok and parts["noise_tails"] == 0.0 and total <= 0.05
+    # charging Theorem 21's beta_t/4 noise share on top of the merged beta^I_t = beta_t/2 overspends
+    ok2, total2, _ = C.failure_allocation(plan.mu1, plan.tau1, rows, 0.05, sample_complexity_share=False)
+    assert not ok2 and total2 > 0.05

@@ -140,3 +140,23 @@ def test_consistency_of_digest_protected_witnesses():
     assert any("privacy.audit" in p for p in problems)
     assert any("names no witness" in p for p in problems)
     assert not any("exact-worst-case" in p for p in problems)
+
+
+def test_plan_identities_of_exact_noise_keep_theorem21s_and_skip_the_chernoff_ones():
+    """The real proofs.instantiate on an exact_noise plan: Theorem 21's identities (tau, Lambda_t, Pr[G^c])
+    must hold; Lemma 11 / Lemma 20 identities (Chernoff thresholds, Lemma 10(3b)'s domain) are reported
+    not applicable, not failed."""
+    pytest.importorskip("proofs.instantiate")
+    from proofs.instantiate import check_plan_identities
+
+    # gamma = 2: c_1 = 7, below Lemma 10(3b)'s domain 2 ln(1/beta^I_1) - a Chernoff-only condition
+    pn = make_plan(GTMConfig.load("examples/exact_noise.toml").with_changes(horizon=12, gamma=2.0))
+    rows = [pn.step(t).to_dict() for t in range(1, 13)]
+    c = W.plan_identities_claim(pn, rows, progress=Progress(False))
+    assert c.status == "pass", c.values
+    na = set(c.values["not_applicable_identities"])
+    assert "lambda_left(c, alpha) <= gamma lambda_right(c, beta)" in na
+    assert any(n.startswith("c + 1 >= 2 ln(1/beta)") for n in na)
+    res = check_plan_identities(pn, 1)
+    thm21 = [v for v in res.claims if v.lemma.startswith("Theorem 21")]
+    assert thm21 and all(v.ok for v in thm21)

@@ -237,3 +237,14 @@ def test_subprocess_success_and_failure(tmp_path):
     assert r.stdout == ""
     assert r.stderr.strip().splitlines() == ["gtm: error: gamma must be in (1, 2], got 1"]
     assert not (tmp_path / "q.json").exists()
+
+
+def test_exact_noise_example_keeps_theorem21s_threshold_with_a_smaller_c():
+    r = run(EXAMPLES / "exact_noise.toml", "--steps", "1,100")
+    assert r.exit_code == 0, r.output
+    assert "parameterization=exact_noise" in r.stdout.splitlines()[0]
+    rows = _rows(r.stdout)
+    ref = _rows(run(DEFAULT, "--steps", "1,100").stdout)
+    for row, row21 in zip(rows, ref):
+        assert row[1] == row21[1] and row[4:6] == row21[4:6]  # s, Lambda, p_bar as theorem21
+        assert int(row[2]) < int(row21[2]) and float(row[3]) < float(row21[3])
