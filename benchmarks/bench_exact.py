@@ -1,6 +1,7 @@
 """Exact engine speed and the exact-calibration evaluation ratio grid.
 
     python -m benchmarks.bench_exact [--quick]
+    python -m benchmarks.bench_exact --ratios-only   # the planners' ratio grid only (seconds)
 
 Figures (CPU seconds of this process, time.process_time, so other load on the
 machine inflates wall time but not these numbers):
@@ -102,6 +103,27 @@ def ratio_grid() -> list[dict]:
     return rows
 
 
+def planning_speed(T: int = 1000) -> dict:
+    """Wall milliseconds per planned step, steps 1..T of the running example, fresh caches
+    (theorem21, exact, exact_noise)."""
+    from gtm_core import exact_calibration, exact_noise_calibration, planners
+
+    out = {}
+    for name in ("theorem21", "exact", "exact_noise"):
+        cfg = GTMConfig.load("examples/default.toml").with_changes(parameterization=name, horizon=T)
+        planners._plan_step.cache_clear()
+        planners.global_noise.cache_clear()
+        exact_calibration._certificate.cache_clear()
+        exact_noise_calibration._calibrated.cache_clear()
+        exact_noise_calibration._C_HINTS.clear()
+        t0 = time.perf_counter()
+        plan = make_plan(cfg)
+        for t in range(1, T + 1):
+            plan.step(t)
+        out[name] = round((time.perf_counter() - t0) / T * 1e3, 3)
+    return {"T": T, "ms_per_step": out}
+
+
 def print_ratio_grid(grid: list[dict]) -> None:
     print("expected evaluations vs theorem21 (t=1,10,100,1000): c_21->c_exact ratio_exact | c_exact_noise ratio_exact_noise")
     for i in range(0, len(grid), 4):
@@ -139,12 +161,22 @@ def accuracy() -> list[dict]:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="T=20 instead of 100 for the fast-mode figure")
-    ap.add_argument("--out", default="benchmarks/results/exact.json")
-    ap.add_argument("--ratios-only", action="store_true", help="only the planners' ratio grid (seconds, no engine runs)")
+    ap.add_argument("--out", default=None,
+                    help="default benchmarks/results/exact.json (benchmarks/results/exact_ratio_grid.json with --ratios-only)")
+    ap.add_argument("--ratios-only", action="store_true",
+                    help="only the planners' expected-evaluation ratio grid (seconds, no engine runs)")
     args = ap.parse_args(argv)
     if args.ratios_only:
-        print_ratio_grid(ratio_grid())
+        start = time.process_time()
+        result = {"machine": machine_info(), "ratio_grid": ratio_grid(), "planning_speed": planning_speed()}
+        result["total_cpu_seconds"] = round(time.process_time() - start, 2)
+        out = Path(args.out or "benchmarks/results/exact_ratio_grid.json")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=2) + "\n")
+        print_ratio_grid(result["ratio_grid"])
+        print(f"planning, ms per step (T = {result['planning_speed']['T']}): {result['planning_speed']['ms_per_step']}")
         return
+    args.out = args.out or "benchmarks/results/exact.json"
     start = time.process_time()
     result = {"machine": machine_info(), "speed": speed(args.quick), "ratio_grid": ratio_grid(),
               "accuracy": accuracy()}
