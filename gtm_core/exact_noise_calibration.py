@@ -221,13 +221,11 @@ class _Step:
         self.eps = spec.eps_t
         self.sigma = None if spec.eps_t == 0 else 1.0 / (spec.eps_t * tau2)
         p_star = spec.p_star
-        # r at the two worst-case points, and the count-mean scale per unit rho
+        # the count-mean scale per unit rho at the two worst-case points
         if s == 1:
-            self.r_II, self.r_I = p_star, p_bar
             self.unit_II = p_star                                     # a = rho p* at x = mu_1
             self.unit_I = p_bar * math.exp(spec.eps_t * mu1)          # a = rho p_bar e^{eps mu_1} at x = 0
         else:
-            self.r_II, self.r_I = 1 - p_star, 1 - p_bar
             self.unit_II = 1 - p_star                                 # b = rho (1-p*) at x = mu_1
             self.unit_I = (1 - p_bar) * math.exp(-spec.eps_t * mu1)   # b = rho (1-p_bar) e^{-eps mu_1} at x = 0
 
