@@ -605,7 +605,7 @@ def transcript_distribution(
 
     ``dps``: target significant digits for every transcript probability.
     ``certified``: rigorous enclosures (Gauss-Legendre remainder bounds on
-    Bernstein ellipses) instead of the panel-halving error estimate.
+    Bernstein ellipses) instead of the coefficient-decay error estimate (see ``_gl_panel_with_error``).
     """
     if isinstance(dps, bool) or not isinstance(dps, int) or dps < 5 or dps > 500:
         raise InvalidParameter(f"dps must be an integer in [5, 500], got {dps!r}")
