@@ -519,7 +519,12 @@ class TranscriptDistribution:
 
 
 def _prob(ball: arb, dps: int) -> Probability:
-    return Probability(value=_to_mpf(ball, dps), error=_rad_mpf(ball), ball=ball)
+    """value: the ball's midpoint to dps+8 digits; error: an upper bound on |true - value|
+    (the radius printed to 5 digits, rounded up, plus the value's own rounding)."""
+    value = _to_mpf(ball, dps)
+    with mpmath.workdps(dps + 10):
+        error = _rad_mpf(ball) * (1 + mpmath.mpf(2) ** -10) + abs(value) * mpmath.mpf(10) ** -(dps + 7)
+    return Probability(value=value, error=error, ball=ball)
 
 
 def _bits(dps: int) -> int:
@@ -605,7 +610,7 @@ def transcript_distribution(
 
     ``dps``: target significant digits for every transcript probability.
     ``certified``: rigorous enclosures (Gauss-Legendre remainder bounds on
-    Bernstein ellipses) instead of the panel-halving error estimate.
+    Bernstein ellipses) instead of the coefficient-decay error estimate (see ``_gl_panel_with_error``).
     """
     if isinstance(dps, bool) or not isinstance(dps, int) or dps < 5 or dps > 500:
         raise InvalidParameter(f"dps must be an integer in [5, 500], got {dps!r}")
