@@ -12,10 +12,15 @@ Two phases, on disjoint samples:
    surviving pair is sampled more, ranked by the bound the final phase would report, the best
    quarter survive, and the best few are refined (:func:`audits.search.refine`). The output is one
    pre-registered witness: a pair, an event and a direction.
-2. *Estimation*: fresh samples of the witness pair only (their number fixed before sampling, from
-   the measured throughput and the remaining budget), one-sided Clopper-Pearson bounds at alpha/2
-   on each side. Only this single hypothesis is tested, so no further multiplicity correction is
-   needed and the bound holds at the stated confidence overall.
+2. *Estimation*: fresh samples of the witness pair only. The planned number of runs M per input
+   is fixed before sampling (from the measured throughput and the remaining budget); each input
+   is run a Poisson(M) number of times (drawn from the audit's seeded generator, independent of
+   the outputs), so the event counts are independent Poisson variables and the *conditional
+   test* of :func:`audits.statistics.conditional_loss_lower_bound` (one Clopper-Pearson bound at
+   level alpha on Pr_A[E] / (Pr_A[E] + Pr_B[E]) given the total count) is exact. Only this single
+   hypothesis is tested, so no further multiplicity correction is needed and the bound holds at
+   the stated confidence overall. (With a sample budget, M leaves 5 standard deviations of the
+   Poisson total as slack, so the budget is exceeded with probability < 1e-6.)
 
 The engine (:func:`run_audit`) is generic over an :class:`AuditProblem` - the GTM problem here,
 the Sparse Vector problems of :mod:`audits.svt` - so the same statistics audit both.
@@ -34,7 +39,7 @@ from gtm_core.errors import InvalidParameter
 
 from . import search as S
 from .events import EventSpace, codes_histogram, halting_events
-from .statistics import cp_lower, cp_upper, event_estimates, projected_lower_bound
+from .statistics import conditional_loss_lower_bound, event_estimates, garwood_interval, projected_conditional_bound
 from .targets import Target
 
 VIOLATION, NO_VIOLATION = "violation", "no-violation-found"
@@ -72,10 +77,15 @@ class Witness:
     probability_b: float
     probability_b_upper: float
     event_codes: tuple = ()
+    runs_mean: int = 0  # planned Poisson mean M of the runs per input
+    loss_bound: float = float("-inf")  # the conditional test's lower bound on ln(P[E] / P'[E])
 
     def to_dict(self) -> dict:
         return {
             "event_codes": list(self.event_codes),
+            "runs_mean": self.runs_mean,
+            "loss_bound": self.loss_bound,
+            "statistic": "poisson-conditional",
             "p": self.input_a,
             "p_prime": self.input_b,
             "event": self.event,
@@ -301,7 +311,9 @@ def run_audit(
             per_run = secs.get(a, 0.0) / max(nsel.get(a, 1), 1) + secs.get(b, 0.0) / max(nsel.get(b, 1), 1)
             n = t_final / max(per_run, 1e-9)
         if max_samples is not None:
-            n = min(n, (max_samples - max(samples, (selection_share + validation_share) * max_samples)) / 2)
+            left = max_samples - max(samples, (selection_share + validation_share) * max_samples)
+            # the final runs are Poisson(n) per input: keep 5 standard deviations of their total as slack
+            n = min(n, (left - 5 * math.sqrt(max(left, 0.0))) / 2)
         return max(n0, int(n))
 
     def score(c):
@@ -314,7 +326,7 @@ def run_audit(
         # pessimism grows with the number of events ranked at once (the max of many noisy
         # estimates is biased upwards): about one standard normal quantile of 1/#events
         z_events = max(SELECTION_Z, float(_norm_isf(1.0 / max(len(ev), 2))))
-        proj = projected_lower_bound(ka_all, nsel[a], ev.counts(hb), nsel[b], nf, alpha, z=z_events)
+        proj = projected_conditional_bound(ka_all, nsel[a], ev.counts(hb), nsel[b], nf, alpha, z=z_events)
         proj = np.where(ka_all >= MIN_COUNT, proj, -np.inf)  # too few hits to rank at all
         order_ev = np.argsort(-proj)[:VALIDATION_EVENTS]
         alts = [(ev.names[k], ev.membership[k]) for k in order_ev if np.isfinite(proj[k])]
@@ -328,7 +340,8 @@ def run_audit(
         ratio = (ea + 0.5) / (eb + 0.5)
         order = np.argsort(-ratio, kind="stable")
         ca, cb = np.cumsum(oa[order]), np.cumsum(ob[order])
-        lp = projected_lower_bound(ca, max(int(oa.sum()), 1), cb, max(int(ob.sum()), 1), nf, alpha, z=SELECTION_Z)
+        lp = projected_conditional_bound(ca, max(int(oa.sum()), 1), cb, max(int(ob.sum()), 1), nf, alpha,
+                                         z=SELECTION_Z)
         lp = np.where(ca >= MIN_COUNT / 2, lp, -np.inf)
         j = int(np.argmax(lp))
         if lp[j] > best_c[0]:
@@ -402,51 +415,56 @@ def run_audit(
             ha_v, hb_v = draw(a, nv, ev.n_codes), draw(b, nv, ev.n_codes)
             for name, row in sc[4] or [(sc[2], sc[3])]:
                 ka_v, kb_v = int(ha_v[row].sum()), int(hb_v[row].sum())
-                v = float(projected_lower_bound(ka_v, nv, kb_v, nv, final_n(a, b), alpha, z=1.0))
+                v = float(projected_conditional_bound(ka_v, nv, kb_v, nv, final_n(a, b), alpha, z=1.0))
                 validated.append((v, (sc[0], sc[1], name, row, None)))
             bar.update(budget_used() * (seconds or max_samples or 1), f"validation {len(validated)}/{len(top)}")
         validated.sort(key=lambda x: -x[0])
         best = validated[0][1]
 
-    # ---- estimation phase on fresh samples -------------------------------------------------
+    # ---- estimation phase on fresh samples (Poissonised run counts) ---------------------------
     score_best, cand, event_name, event_row, _ = best
     a, b = problem.inputs(cand)
     ev = problem.events(cand)
     n_final = final_n(a, b)
+    # run counts are drawn from their own seeded stream, never from the outputs
+    counts_rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0x9015]))
     ha = np.zeros(ev.n_codes, dtype=np.int64)
     hb = np.zeros(ev.n_codes, dtype=np.int64)
-    na = nb = 0
+    M = na = nb = 0  # M = planned mean of the runs per input (sum of the chunks' Poisson means)
     final_secs = 0.0
     replanned = False
-    while na < n_final:
-        if na > 0 and clock.left() <= 0:
-            break  # hard time budget: the stopping rule depends on the clock only
+    while M < n_final:
+        if M > 0 and clock.left() <= 0:
+            break  # hard time budget: the stopping rule depends on the clock only (whole chunks)
         chunk = max(1000, min(n_final // 8 if not replanned else n_final, 1_000_000))
-        m = min(chunk, n_final - na)
+        m = min(chunk, n_final - M)
+        ma, mb = int(counts_rng.poisson(m)), int(counts_rng.poisson(m))
         t0 = time.monotonic()
-        ha += draw(a, m, ev.n_codes)
-        hb += draw(b, m, ev.n_codes)
+        ha += draw(a, ma, ev.n_codes)
+        hb += draw(b, mb, ev.n_codes)
         final_secs += time.monotonic() - t0
-        na += m
-        nb += m
+        M += m
+        na += ma
+        nb += mb
         if not replanned and max_samples is None:
             # re-plan once from the speed of large requests (small selection requests overstate
             # the per-run cost); this uses timing only, never the samples' values
             replanned = True
-            per_run = final_secs / na
+            per_run = final_secs / max(na + nb, 1) * 2
             extra = int(max(clock.left(), 0.0) * 0.9 / per_run)
-            n_final = max(n_final, na + extra)
-        bar.update(budget_used() * (seconds or max_samples or 1), f"estimation {na}/{n_final} runs per stream")
+            n_final = max(n_final, M + extra)
+        bar.update(budget_used() * (seconds or max_samples or 1), f"estimation {M}/{n_final} runs per stream")
     bar.close()
     k_a, k_b = int(ha[event_row].sum()), int(hb[event_row].sum())
-    lo = float(cp_lower(k_a, na, alpha / 2))
-    hi = float(cp_upper(k_b, nb, alpha / 2))
-    bound = math.log(lo) - math.log(hi) if lo > 0 else -math.inf
+    bound = float(conditional_loss_lower_bound(k_a, k_b, alpha))
+    lo_a, _ = garwood_interval(k_a, alpha / 2)
+    _, hi_b = garwood_interval(k_b, alpha / 2)
     witness = Witness(
         input_a=problem.describe_input(a), input_b=problem.describe_input(b), event=event_name,
         family=getattr(cand, "family", ""), count_a=k_a, n_a=na, count_b=k_b, n_b=nb,
-        probability_a=k_a / na, probability_a_lower=lo, probability_b=k_b / nb, probability_b_upper=hi,
-        event_codes=tuple(int(x) for x in np.nonzero(event_row)[0]),
+        probability_a=k_a / max(na, 1), probability_a_lower=min(float(lo_a) / M, 1.0),
+        probability_b=k_b / max(nb, 1), probability_b_upper=min(float(hi_b) / M, 1.0),
+        event_codes=tuple(int(x) for x in np.nonzero(event_row)[0]), runs_mean=int(M), loss_bound=bound,
     )
     ka, kb = ev.counts(ha), ev.counts(hb)
     per_event = event_estimates(ev.names, ka, na, kb, nb, alpha)
@@ -460,7 +478,8 @@ def run_audit(
             {"score": sc, "pair": c.to_dict() if hasattr(c, "to_dict") else str(c), "event": name}
             for sc, c, name, _, _ in scores[:5]], "projected_bound": score_best, "final_runs_per_stream": na},
         method=("two-phase: successive-halving selection, then one pre-registered witness on fresh samples; "
-                "one-sided Clopper-Pearson at alpha/2 per side"),
+                "Poisson(M) runs per input and the conditional test (one-sided Clopper-Pearson at alpha on "
+                "P[E] / (P[E] + P'[E]) given the total count)"),
     )
 
 

@@ -66,9 +66,12 @@ def markdown_report(result: AuditResult, plot_name: str | None) -> str:
             f"- family: `{w.family}`; event: `{w.event}`",
             f"- p  = {_fmt_stream(w.input_a)}",
             f"- p' = {_fmt_stream(w.input_b)}",
+            f"- runs per input: Poisson with mean M = {w.runs_mean:,} (drawn {w.n_a:,} and {w.n_b:,})",
             f"- P[E]  = {w.probability_a:.6g} ({w.count_a:,}/{w.n_a:,}), one-sided lower bound {w.probability_a_lower:.6g}",
             f"- P'[E] = {w.probability_b:.6g} ({w.count_b:,}/{w.n_b:,}), one-sided upper bound {w.probability_b_upper:.6g}",
-            f"- bound = ln({w.probability_a_lower:.6g} / {w.probability_b_upper:.6g}) = {_safe_log_ratio(w):.4f}",
+            f"- bound (conditional test: {w.count_a:,} of the {w.count_a + w.count_b:,} event runs are on p; "
+            f"Clopper-Pearson lower bound theta on P[E] / (P[E] + P'[E]), bound = ln(theta / (1 - theta))) "
+            f"= {w.loss_bound:.4f}",
             "",
         ]
     if plot_name:
@@ -87,12 +90,6 @@ def _fmt_stream(s) -> str:
     if isinstance(s, (list, tuple)):
         return "[" + ", ".join(f"{x:.6g}" if isinstance(x, float) else str(x) for x in s) + "]"
     return str(s)
-
-
-def _safe_log_ratio(w) -> float:
-    if w.probability_a_lower <= 0:
-        return -math.inf
-    return math.log(w.probability_a_lower) - math.log(w.probability_b_upper)
 
 
 def write_report(result: AuditResult, path: Path) -> Path:

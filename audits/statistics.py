@@ -10,9 +10,19 @@ hence eps >= ln(lower_A / upper_B) (:func:`loss_lower_bound`). The auditor selec
 final bound is not biased by the selection; when several witnesses are evaluated in the final
 phase the level is split among them (:func:`bonferroni`).
 
-The selection phase ranks candidates by :func:`projected_lower_bound`: the bound the final phase
-would report with ``n_final`` samples if the true probabilities were pessimistic one-sigma
-estimates from the selection samples (Wilson score bounds, vectorised and cheap).
+The final phase of the auditor uses a sharper statistic, the *Poissonised conditional test*
+(:func:`conditional_loss_lower_bound`): both inputs are run a Poisson(M) number of times (M fixed
+in advance), so the event counts K_A ~ Po(M Pr_A[E]) and K_B ~ Po(M Pr_B[E]) are independent
+Poisson variables and, given their sum m, K_A ~ Binomial(m, theta) with
+theta = Pr_A[E] / (Pr_A[E] + Pr_B[E]) exactly. One one-sided Clopper-Pearson bound at level alpha
+on theta gives Pr_A[E] / Pr_B[E] >= theta_lo / (1 - theta_lo). Its margin is about
+z_alpha sqrt(1/K_A + 1/K_B) instead of z_{alpha/2} (1/sqrt(K_A) + 1/sqrt(K_B)) for the two
+separate bounds - about 40% smaller - and it is exact (no approximation in its validity).
+Per-side Poisson (Garwood) intervals are still reported for information.
+
+The selection phase ranks candidates by :func:`projected_conditional_bound`: the bound the final
+phase would report with ``n_final`` runs per input if the true probabilities were pessimistic
+one-sigma estimates from the selection samples (Wilson score bounds, vectorised and cheap).
 """
 
 from __future__ import annotations
@@ -88,6 +98,41 @@ def projected_lower_bound(k_a, n_a, k_b, n_b, n_final: int, alpha: float, z: flo
     _, ub = wilson_bounds(pb * n_final, n_final, zf)
     with np.errstate(divide="ignore"):
         return np.where(la > 0, np.log(la) - np.log(ub), -np.inf)
+
+
+def conditional_loss_lower_bound(k_a, k_b, alpha):
+    """(1 - alpha) lower bound on ln(Pr_A[E] / Pr_B[E]) from independent Poisson counts.
+
+    Valid when K_A ~ Po(M Pr_A[E]) and K_B ~ Po(M Pr_B[E]) with the same (data-independent) M:
+    given K_A + K_B = m, K_A ~ Binomial(m, theta), theta = Pr_A / (Pr_A + Pr_B), and the one-sided
+    Clopper-Pearson bound theta_lo gives ln(theta_lo / (1 - theta_lo)). -inf when K_A = 0.
+    """
+    k_a, k_b = np.asarray(k_a, dtype=float), np.asarray(k_b, dtype=float)
+    lo = cp_lower(k_a, k_a + k_b, alpha)
+    with np.errstate(divide="ignore"):
+        return np.where(k_a > 0, np.log(lo) - np.log1p(-lo), -np.inf)
+
+
+def garwood_interval(k, alpha):
+    """One-sided Poisson-mean bounds (lower, upper), each at level 1 - alpha (Garwood, exact)."""
+    k = np.asarray(k, dtype=float)
+    lo = np.where(k > 0, 0.5 * stats.chi2.ppf(alpha, 2 * np.maximum(k, 1)), 0.0)
+    hi = 0.5 * stats.chi2.isf(alpha, 2 * k + 2)
+    return lo, hi
+
+
+def projected_conditional_bound(k_a, n_a, k_b, n_b, n_final, alpha: float, z: float = 1.0):
+    """The conditional test's bound expected with Poisson(n_final) fresh runs per input.
+
+    Pr_A[E] at its z-sigma lower and Pr_B[E] at its z-sigma upper Wilson bound; the final bound
+    is approximated by ln(pa / pb) - z_alpha sqrt(1 / (n_final pa) + 1 / (n_final pb)).
+    """
+    pa, _ = wilson_bounds(k_a, n_a, z)
+    _, pb = wilson_bounds(k_b, n_b, z)
+    za = stats.norm.isf(alpha)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.log(pa) - np.log(pb) - za * np.sqrt(1 / (n_final * pa) + 1 / (n_final * pb))
+    return np.where((pa > 0) & (pb > 0), out, -np.inf)
 
 
 @dataclass(frozen=True)

@@ -339,6 +339,35 @@ def first_above_distribution(mech: SVT, q) -> np.ndarray:
     return out
 
 
+def svt3_distribution(mech: SVT, q) -> np.ndarray:
+    """Pr[output code] for SVT3 (codes as in :meth:`SVT.sample_codes`: first "above" index and the
+    value bin of its noisy answer; code 0 = no "above" answer).
+
+    Given rho, Pr[first above = k, v in [lo, hi)] = prod_{j<k} F_j * Pr[nu_k in [max(lo, rho + t) - q_k,
+    hi - q_k)]; the integral over rho uses the same grid as :func:`first_above_distribution`.
+    """
+    if mech.name != "SVT3":
+        raise InvalidParameter("svt3_distribution is for SVT3")
+    q = np.asarray(q, dtype=float)
+    b_rho, b_nu = mech.rho_scale, mech.nu_scale
+    r = np.linspace(-60 * b_rho, 60 * b_rho, 100_001)
+    f = np.exp(-np.abs(r) / b_rho) / (2 * b_rho)
+    x = r + mech.t
+    edges = np.concatenate([[-np.inf], VALUE_EDGES, [np.inf]])
+    B = VALUE_EDGES.size + 1
+    out = np.zeros(1 + N_QUERIES * B)
+    surv = f.copy()
+    for k in range(N_QUERIES):
+        for bi in range(B):
+            lo = np.maximum(edges[bi], x) - q[k]
+            hi = edges[bi + 1] - q[k]
+            mass = np.where(hi > lo, _lap_cdf(np.clip(hi, -1e6, 1e6), b_nu) - _lap_cdf(np.clip(lo, -1e6, 1e6), b_nu), 0.0)
+            out[1 + k * B + bi] = integrate.trapezoid(surv * mass, r)
+        surv = surv * _lap_cdf(x - q[k], b_nu)
+    out[0] = integrate.trapezoid(surv, r)
+    return out
+
+
 def vector_distribution(mech: SVT, q) -> np.ndarray:
     """Pr[answer vector] for SVT5 / SVT6 (codes as in :meth:`SVT.sample_codes`).
 
@@ -372,13 +401,14 @@ def vector_distribution(mech: SVT, q) -> np.ndarray:
 
 
 def exact_witness_loss(mech: SVT, witness: dict, events: EventSpace | None = None) -> float | None:
-    """The numerically computed loss ln(P[E]/P'[E]) of an audit witness (None for SVT3).
+    """The numerically computed loss ln(P[E]/P'[E]) of an audit witness.
 
     The event is taken from the witness' ``event_codes`` (the set of output codes it contains).
     """
     if mech.name == "SVT3":
-        return None
-    dist = first_above_distribution if mech.aborts else vector_distribution
+        dist = svt3_distribution
+    else:
+        dist = first_above_distribution if mech.aborts else vector_distribution
     codes = list(witness["event_codes"])
     a = float(dist(mech, witness["p"])[codes].sum())
     b = float(dist(mech, witness["p_prime"])[codes].sum())

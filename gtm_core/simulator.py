@@ -103,34 +103,63 @@ def simulate(
 
 
 def _simulate_chunk(plan, steps, p, rng, halt_out, evals_out) -> None:
+    # Same random draws, in the same order, as the literal per-step formulas below; written with
+    # in-place arithmetic, no index array until the first run halts and no compaction after the
+    # last step (short audit streams spend most of their time on such bookkeeping).
     m = halt_out.size
-    idx = np.arange(m)
-    # shift eta_1 into the constant: base = mu1 - eta1 (the only per-run state)
-    base = plan.mu1 - rng.exponential(plan.tau1, m)
-    for sp, pt in zip(steps, p):
-        if idx.size == 0:
+    idx = None  # indices of the live runs; None = all m runs are live
+    # shift eta_1 into the constant: base = mu1 - eta1 (the only per-run state);
+    # tau1 * standard_exponential is exactly numpy's exponential(tau1)
+    base = rng.standard_exponential(m)
+    base *= -plan.tau1
+    base += plan.mu1
+    last = len(steps) - 1
+    for i, (sp, pt) in enumerate(zip(steps, p)):
+        n_live = m if idx is None else idx.size
+        if n_live == 0:
             break
         q = fed_success_probability(sp, float(pt))
         if sp.eps_t == 0:
-            lam = np.full(idx.size, sp.rho)
+            lam = np.full(n_live, sp.rho)
         else:
-            eta2 = rng.exponential(sp.tau2, idx.size)
-            # lambda = rho exp(eps_t s (mu1 - eta1 + eta2)); exp overflow -> inf is caught below
+            # lambda = rho exp(eps_t s (mu1 - eta1 + eta2)), eta2 ~ Exp(tau2); exp overflow -> inf
+            # is caught below
+            lam = rng.standard_exponential(n_live)
+            lam *= sp.tau2
+            lam += base
+            lam *= sp.eps_t * sp.s
             with np.errstate(over="ignore"):
-                lam = sp.rho * np.exp((sp.eps_t * sp.s) * (base + eta2))
+                np.exp(lam, out=lam)
+            lam *= sp.rho
         if evals_out is not None:
             lam = np.minimum(lam, 1e18)  # numpy's Poisson limit; such runs are astronomically rare
             k = rng.poisson(lam * q)
-            evals_out[idx] += k + rng.poisson(lam * (1.0 - q))
+            extra = k + rng.poisson(lam * (1.0 - q))
+            if idx is None:
+                evals_out += extra
+            else:
+                evals_out[idx] += extra
             above = k > sp.c
         else:
             # K >= c+1 for K ~ Po(mu)  <=>  the (c+1)-th arrival of a unit-rate Poisson process
             # comes before time mu  <=>  G <= mu with G ~ Gamma(c+1, 1). One gamma draw replaces
             # the (three times slower) Poisson draw; the decision has exactly the same law.
-            above = rng.standard_gamma(sp.c + 1.0, idx.size) <= lam * q
-        stop = above if sp.s == 1 else ~above
-        if stop.any():
+            lam *= q
+            above = rng.standard_gamma(sp.c + 1.0, n_live) <= lam
+        stop = above if sp.s == 1 else np.logical_not(above, out=above)
+        if i == last:
+            if idx is None:
+                halt_out[stop] = sp.t
+            else:
+                halt_out[idx[stop]] = sp.t
+            break
+        keep = np.flatnonzero(~stop)
+        if keep.size == n_live:
+            continue
+        if idx is None:
+            halt_out[stop] = sp.t
+            idx = keep
+        else:
             halt_out[idx[stop]] = sp.t
-            keep = ~stop
             idx = idx[keep]
-            base = base[keep]
+        base = base[keep]

@@ -3,6 +3,8 @@
 Coverage check: alpha = 0.05, seed 20261130, 4000 replications; the empirical miss rate of the
 one-sided bound must be <= alpha + 3 standard errors. Power companion: a deliberately anti-
 conservative bound (the point estimate) misses far more often under the same test.
+The Poissonised conditional loss bound gets the same coverage check (seed 20261201) on Poisson
+counts, with the same power companion, and must be sharper than the split bound on average.
 """
 
 import math
@@ -11,7 +13,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from audits.statistics import (bonferroni, cp_interval, cp_lower, cp_upper, event_estimates, loss_lower_bound,
+from audits.statistics import (bonferroni, conditional_loss_lower_bound, cp_interval, cp_lower, cp_upper,
+                               event_estimates, garwood_interval, loss_lower_bound, projected_conditional_bound,
                                projected_lower_bound, wilson_bounds)
 
 
@@ -63,3 +66,44 @@ def test_event_estimates_intervals_contain_point():
     est = event_estimates(["a", "b"], np.array([50, 10]), 1000, np.array([25, 10]), 1000, 0.05)
     for e in est:
         assert e.loss_lower <= e.loss <= e.loss_upper
+
+
+def _poisson_counts(M, pa, pb, reps, seed):
+    rng = np.random.default_rng(seed)
+    return rng.poisson(M * pa, reps), rng.poisson(M * pb, reps)
+
+
+@pytest.mark.parametrize("M,pa,pb", [(20_000, 0.01, 0.008), (2_000, 0.3, 0.3), (100_000, 1e-4, 2e-5)])
+def test_conditional_bound_coverage_and_power_companion(M, pa, pb):
+    alpha, reps = 0.05, 4000
+    se = math.sqrt(alpha * (1 - alpha) / reps)
+    ka, kb = _poisson_counts(M, pa, pb, reps, 20261201)
+    truth = math.log(pa / pb)
+    assert np.mean(conditional_loss_lower_bound(ka, kb, alpha) > truth) <= alpha + 3 * se
+    with np.errstate(divide="ignore"):
+        point = np.log(np.maximum(ka, 1e-300)) - np.log(np.maximum(kb, 1e-300))
+    assert np.mean(point > truth) > alpha + 3 * se
+
+
+def test_conditional_bound_formula_and_sharper_than_split():
+    lo = cp_lower(300, 500, 0.05)
+    assert conditional_loss_lower_bound(300, 200, 0.05) == pytest.approx(math.log(lo / (1 - lo)))
+    assert conditional_loss_lower_bound(0, 10, 0.05) == -math.inf
+    assert np.isfinite(conditional_loss_lower_bound(10, 0, 0.05))
+    ka, kb = _poisson_counts(1_000_000, 0.01, 0.008, 200, 7)
+    cond = conditional_loss_lower_bound(ka, kb, 0.05)
+    split = loss_lower_bound(ka, 1_000_000, kb, 1_000_000, 0.05)
+    assert np.mean(cond) > np.mean(split) + 0.01
+
+
+def test_garwood_matches_poisson_quantiles():
+    lo, hi = garwood_interval(10, 0.025)
+    assert stats.poisson.sf(9, lo) == pytest.approx(0.025, rel=1e-9)  # Pr[K >= 10 | lo] = alpha
+    assert stats.poisson.cdf(10, hi) == pytest.approx(0.025, rel=1e-9)
+    assert garwood_interval(0, 0.05)[0] == 0.0
+
+
+def test_projected_conditional_bound_grows_with_samples():
+    a = projected_conditional_bound(300, 10_000, 100, 10_000, 10_000, 0.05)
+    b = projected_conditional_bound(300, 10_000, 100, 10_000, 10_000_000, 0.05)
+    assert a < b < math.log(3)

@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from audits.auditor import run_audit
-from audits.svt import SVTProblem, first_above_distribution, make, vector_distribution
+from audits.svt import SVTProblem, first_above_distribution, make, svt3_distribution, vector_distribution
 
 
 def _pvalue(dist, codes):
@@ -26,6 +26,15 @@ def test_first_above_law(name):
     q = [1, 0, 2, 1, 1, 0, 2, 1, 1, 3]
     codes = m.sample_codes(q, 60_000, np.random.default_rng(5))
     assert _pvalue(first_above_distribution(m, q), codes) > 1e-3
+
+
+def test_svt3_law_and_power_companion():
+    m3 = make("SVT3")
+    q = [1, 0, 2, 1, 1, 0, 2, 1, 1, 3]
+    codes = m3.sample_codes(q, 100_000, np.random.default_rng(5))
+    assert _pvalue(svt3_distribution(m3, q), codes) > 1e-3
+    shifted = m3.sample_codes([x + 1 for x in q], 100_000, np.random.default_rng(5))  # other input
+    assert _pvalue(svt3_distribution(m3, q), shifted) < 1e-3
 
 
 def test_vector_law_svt6_and_power_companion():
