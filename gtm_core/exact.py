@@ -1073,10 +1073,6 @@ def _single_step_halt(plan, t: int, p_t, dps: int) -> Probability:
         def step(i):
             return plan.step(t)
 
-        @staticmethod
-        def claimed_loss(i, halted):  # pragma: no cover - unused
-            return plan.claimed_loss(t, halted)
-
     d = transcript_distribution(_OneStep, [p_t], dps=dps)
     return d.halt[0]
 
