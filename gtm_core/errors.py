@@ -45,3 +45,7 @@ class TargetError(GTMError):
 
 class CheckFailed(GTMError):
     """A verification (proof, certificate, audit) did not pass."""
+
+
+class KeyFileError(GTMError):
+    """A signing or verification key file is missing, unreadable, of the wrong kind or too open."""
