@@ -45,3 +45,11 @@ class TargetError(GTMError):
 
 class CheckFailed(GTMError):
     """A verification (proof, certificate, audit) did not pass."""
+
+
+class CertificateUnreadable(GTMError):
+    """The file is not a gtm certificate (not JSON, wrong format, missing fields)."""
+
+
+class NonBooleanOutput(MechanismError):
+    """A wrapped mechanism (e.g. an OpenDP measurement) returned something other than a boolean."""
