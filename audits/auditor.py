@@ -23,7 +23,7 @@ Two phases, on disjoint samples:
    Poisson total as slack, so the budget is exceeded with probability < 1e-6.)
 
 The engine (:func:`run_audit`) is generic over an :class:`AuditProblem` - the GTM problem here,
-the Sparse Vector problems of :mod:`audits.svt` - so the same statistics audit both.
+the Sparse Vector problems of :mod:`audits.power.svt` - so the same statistics audit both.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 A :class:`Target` answers ``sample(p, n, seed) -> TargetSample`` with ``halt`` (int array of
 length n; 0 = never halted, 1..T = halting step) and optionally ``evaluations``.
 
-* :class:`SimulatorTarget` - our GTM (or a broken :class:`~audits.broken.Deployment`) in-process,
+* :class:`SimulatorTarget` - our GTM (or a broken :class:`~audits.power.broken.Implementation`) in-process,
   vectorised (the fast path).
 * :class:`ReferenceTarget` - the literal Algorithm 1 of :mod:`gtm_core.reference` (slow).
 * :class:`CallableTarget` - any Python callable ``fn(p, n, seed)``.
@@ -31,7 +31,7 @@ import numpy as np
 from gtm_core.errors import GTMError, InvalidParameter, TargetError
 from gtm_core.planners import Plan
 
-from .broken import CORRECT, Deployment, simulate_deployment
+from .power.broken import CORRECT, Implementation, simulate_deployment
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ class Target:
 class SimulatorTarget(Target):
     """Our GTM for ``plan`` (or a broken deployment of it), vectorised in-process."""
 
-    def __init__(self, plan: Plan, deployment: Deployment = CORRECT, *, name: str | None = None):
+    def __init__(self, plan: Plan, deployment: Implementation = CORRECT, *, name: str | None = None):
         self.plan, self.deployment = plan, deployment
         self.max_T = plan.horizon
         self.name = name or ("simulator" if deployment.is_algorithm1 else "simulator(broken)")

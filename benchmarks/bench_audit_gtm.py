@@ -9,7 +9,7 @@
    second of wall time (selection, scoring, validation and estimation included). Machine load
    (os.getloadavg) is recorded next to every figure: the machine is shared.
 2. Tightness: `audit` of the correct deployment with the time budget; its lower bound is compared
-   with the numerical worst-case loss (audits.distribution on the witness pair and the canonical
+   with the numerical worst-case loss (audits.power.distribution on the witness pair and the canonical
    mixed pairs) and, when the exact engine is installed, with its worst-case search.
 3. Accuracy and cost audits (audits.accuracy) for steps 1, 2, 5, 10.
 Writes benchmarks/results/audit_gtm.json with machine information.
@@ -30,7 +30,7 @@ import numpy as np  # noqa: E402
 
 from audits.accuracy import accuracy_audit, cost_audit  # noqa: E402
 from audits.auditor import audit  # noqa: E402
-from audits.broken import CORRECT  # noqa: E402
+from audits.power.broken import CORRECT  # noqa: E402
 from audits.search import exact_oracle_available  # noqa: E402
 from audits.targets import SimulatorTarget, SubprocessTarget  # noqa: E402
 from benchmarks.bench_audit_power import numerical_worst  # noqa: E402

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from audits.auditor import run_audit
-from audits.svt import PUBLISHED_DP_SNIPER, SVTProblem, exact_witness_loss, make
+from audits.power.svt import PUBLISHED_DP_SNIPER, SVTProblem, exact_witness_loss, make
 from benchmarks.machine import machine_info
 
 

@@ -39,8 +39,8 @@ from pathlib import Path
 import numpy as np
 from scipy import signal, stats
 
-from audits.broken import CORRECT, VARIANTS
-from audits.distribution import _cell_masses, _step_functions, halting_distribution
+from audits.power.broken import CORRECT, VARIANTS
+from audits.power.distribution import cell_masses, step_functions, halting_distribution
 from audits.search import step_range
 from benchmarks.machine import machine_info
 from gtm_core.config import GTMConfig
@@ -57,7 +57,7 @@ class CachedLaw:
 
     def __init__(self, plan, deployment, h=0.02, tail=40.0):
         self.plan, self.d, self.h, self.tail = plan, deployment, h, tail
-        self.w1 = _cell_masses(plan.tau1, h, tail)
+        self.w1 = cell_masses(plan.tau1, h, tail)
         self._tables = {}
 
     def tables(self, t, p):
@@ -65,10 +65,10 @@ class CachedLaw:
         if key not in self._tables:
             sp = self.plan.step(t)
             q = fed_success_probability(sp, p)
-            w2 = _cell_masses(self.d.tau2_scale * sp.tau2, self.h, self.tail)
+            w2 = cell_masses(self.d.tau2_scale * sp.tau2, self.h, self.tail)
             K1, K2 = self.w1.size, w2.size
             u = self.d.mu1_scale * self.plan.mu1 + (np.arange(K1 + K2 - 1) - (K1 - 1)) * self.h
-            cont, halt = _step_functions(sp, self.d, q, u)
+            cont, halt = step_functions(sp, self.d, q, u)
             G = signal.fftconvolve(cont, w2[::-1], mode="valid")[::-1]
             H = signal.fftconvolve(halt, w2[::-1], mode="valid")[::-1]
             self._tables[key] = (np.clip(G, 0, 1), np.clip(H, 0, 1))

@@ -50,7 +50,7 @@ import numpy as np
 from numpy.polynomial.legendre import leggauss
 from scipy import special, stats
 
-from audits.svt import first_above_distribution, make
+from audits.power.svt import first_above_distribution, make
 from benchmarks.machine import machine_info
 
 TARGET = 0.169  # DP-Sniper's published SVT4 bound (>= 2e8 samples)
@@ -272,7 +272,7 @@ def main(argv=None):
     ours = law.dist(np.array([q_chk, qp_chk]))
     ref = np.array([first_above_distribution(mech, q_chk), first_above_distribution(mech, qp_chk)])
     check = float(np.max(np.abs(ours - ref)))
-    print(f"quadrature vs audits.svt.first_above_distribution: max |difference| {check:.2e} "
+    print(f"quadrature vs audits.power.svt.first_above_distribution: max |difference| {check:.2e} "
           f"(half-half pattern, halt=6 loss {math.log(ours[0, 6] / ours[1, 6]):.6f})")
 
     tables = structured(law)

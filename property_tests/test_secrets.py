@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from audits import cmd_deploy
+from audits.cli import deploy as cmd_deploy
 from audits.cli import cli
 from gtm_core import GTMConfig, make_plan
 from gtm_core import deployment as D

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from audits.auditor import AuditResult, audit, run_audit
-from audits.broken import variant
+from audits.power.broken import variant
 from audits.targets import CallableTarget, SimulatorTarget
 from gtm_core import GTMConfig, make_plan
 from gtm_core.errors import InvalidParameter
