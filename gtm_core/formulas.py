@@ -442,13 +442,19 @@ def purification_crossover(eps_t, delta_t, c=1, *, dps: int | None = None):
         return d / (m.expm1(m.num(c) * m.num(eps_t)) + 2 * d)
 
 
+def purification_map(p, phi):
+    """Lemma 24(1), equation (13), on numbers of any type (float, mpmath, arb balls):
+    (1 - 2 phi) p + phi. :func:`purified_probability` is the guarded formula; the exact engine
+    applies this map to arb balls."""
+    return (1 - 2 * phi) * p + phi
+
+
 @guarded
 def purified_probability(p, phi, *, dps: int | None = None):
     """Lemma 24(1), equation (13): p~ = (1 - 2 phi) p + phi."""
     m = backend(dps)
     with m.context():
-        f = m.num(phi)
-        return (1 - 2 * f) * m.num(p) + f
+        return purification_map(m.num(p), m.num(phi))
 
 
 @guarded

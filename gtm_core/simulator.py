@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import InvalidParameter
+from .formulas import purified_probability
 from .validation import check_probability, check_stream
 from .planners import Plan
 
@@ -44,7 +45,7 @@ def fed_success_probability(step, p: float) -> float:
     """Pr[+1] of the mechanism actually fed to the GTM at this step (purified, then flipped if s = -1)."""
     q = check_probability("p", p)
     if step.delta_t > 0:
-        q = (1 - 2 * step.phi) * q + step.phi
+        q = purified_probability(q, step.phi)
     return q if step.s == 1 else 1.0 - q
 
 
