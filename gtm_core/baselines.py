@@ -35,7 +35,8 @@ from scipy import integrate, special, stats
 
 from . import formulas as F
 from .errors import InvalidParameter
-from .validation import check_open_unit, check_positive, check_positive_int
+from .numeric import laplace_cdf, laplace_density
+from .validation import check_open_unit, check_positive, check_positive_int, check_stream
 
 __all__ = [
     "PeerResult",
@@ -56,15 +57,6 @@ class PeerResult:
     halt: np.ndarray
     evaluations: np.ndarray
     T: int
-
-
-def _stream(p) -> np.ndarray:
-    arr = np.asarray(p, dtype=float)
-    if arr.ndim != 1 or arr.size == 0:
-        raise InvalidParameter(f"p must be a non-empty 1-D sequence of probabilities, got shape {arr.shape}")
-    if np.any(~np.isfinite(arr)) or np.any((arr < 0) | (arr > 1)):
-        raise InvalidParameter("p must contain probabilities in [0, 1]")
-    return arr
 
 
 def _check_n(n) -> int:
@@ -96,11 +88,6 @@ def _laplace_expectation(g, scale: float, center: float = 0.0, points=(), width:
 def _beta_t(t: int, beta: float) -> float:
     """Definition 7(2): beta_t = omega_t beta (the anytime allocation GTM uses, reused for the peers)."""
     return float(F.step_failure_probability(t, beta))
-
-
-def _laplace_cdf(x, scale):
-    x = np.asarray(x, dtype=float)
-    return np.where(x < 0, 0.5 * np.exp(np.minimum(x, 0) / scale), 1 - 0.5 * np.exp(-np.maximum(x, 0) / scale))
 
 
 # ---------------------------------------------------------------------------
@@ -221,7 +208,7 @@ class LiuTalwar:
         return np.clip(p + math.sqrt(p * (1 - p) / N) * rng.standard_normal(m), 0.0, 1.0)
 
     def simulate(self, p, n: int, rng: np.random.Generator) -> PeerResult:
-        p = _stream(p)
+        p = check_stream("p", p)
         n = _check_n(n)
         T = p.size
         halt = np.zeros(n, dtype=np.int64)
@@ -267,7 +254,7 @@ class LiuTalwar:
             w = w / w.sum()
             p_hat = k / N
         lp = self.log_phi(p_hat)
-        return _laplace_cdf(a[:, None] - lp[None, :], b) @ w
+        return laplace_cdf(a[:, None] - lp[None, :], scale=b) @ w
 
     def false_halt_probability(self, p: float, T: int) -> float:
         """1 - E_nu[(Pr[continue | nu])^T] on the constant stream p (exact given nu; the binomial p_hat is
@@ -276,7 +263,7 @@ class LiuTalwar:
         p = _check_prob("p", p)
         b = self.threshold_noise_scale
         x = np.linspace(-40 * b, 40 * b, 4001)
-        dens = np.exp(-np.abs(x) / b) / (2 * b)
+        dens = laplace_density(x, scale=b)
         cont = self._continue_probability(x, p) ** T
         return float(1 - integrate.simpson(cont * dens, x=x))
 
@@ -302,7 +289,7 @@ class _DroppingTester:
         raise NotImplementedError
 
     def simulate(self, p, n: int, rng: np.random.Generator) -> PeerResult:
-        p = _stream(p)
+        p = check_stream("p", p)
         n = _check_n(n)
         T, M = p.size, self.calls
         halt = np.zeros(n, dtype=np.int64)
@@ -582,7 +569,7 @@ class ThresholdSelectTester:
         return p * -math.expm1(T * math.log(r)) / (1 - r) if r > 0 else p
 
     def simulate(self, p, n: int, rng: np.random.Generator) -> PeerResult:
-        p = _stream(p)
+        p = check_stream("p", p)
         n = _check_n(n)
         halt = np.zeros(n, dtype=np.int64)
         evals = np.zeros(n, dtype=np.float64)
@@ -624,8 +611,7 @@ def laplace_quantile(p, eps_1):
 
 def laplace_probability(q, eps_1):
     """Inverse of :func:`laplace_quantile`: p(q) = e^{eps1 q}/2 (q <= 0), 1 - e^{-eps1 q}/2 (q > 0)."""
-    q = np.asarray(q, dtype=float)
-    return np.where(q <= 0, 0.5 * np.exp(eps_1 * np.minimum(q, 0)), 1 - 0.5 * np.exp(-eps_1 * np.maximum(q, 0)))
+    return laplace_cdf(np.asarray(q, dtype=float), rate=eps_1)
 
 
 @dataclass(frozen=True)
@@ -680,7 +666,7 @@ class AboveThreshold:
         return 0.0
 
     def simulate(self, p, n: int, rng: np.random.Generator) -> PeerResult:
-        p = _stream(p)
+        p = check_stream("p", p)
         n = _check_n(n)
         f = laplace_quantile(p, self.eps_1)
         halt = np.zeros(n, dtype=np.int64)
@@ -701,7 +687,7 @@ class AboveThreshold:
             return 0.0
         f = float(laplace_quantile(p, self.eps_1))
         b_nu = 4 / self.epsilon
-        g = lambda r: float(_laplace_cdf(self.threshold + r - f, b_nu)) ** T  # noqa: E731
+        g = lambda r: float(laplace_cdf(np.asarray(self.threshold + r - f), scale=b_nu)) ** T  # noqa: E731
         return 1 - _laplace_expectation(g, 2 / self.epsilon, points=(f - self.threshold,))
 
     def first_step_halt_probability(self, p: float) -> float:

@@ -130,7 +130,6 @@ import select
 import shlex
 import stat
 import subprocess
-import tempfile
 import threading
 import time
 from datetime import datetime, timezone
@@ -142,12 +141,14 @@ import numpy as np
 from . import __version__
 from . import planners as _planners
 from .config import GTMConfig
+from .files import TEMPORARY_SUFFIX, write_atomic
 from .errors import (
     EvaluationBudgetExceeded,
     GTMError,
     HaltedError,
     InvalidParameter,
     MechanismError,
+    MechanismTimeout,
     StateError,
 )
 from .planners import Plan, StepPlan, make_plan
@@ -202,50 +203,15 @@ def _canonical(body: dict) -> bytes:
         raise StateError(f"state body is not serialisable: {type(exc).__name__}") from None
 
 
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _atomic_write(path: Path, data: bytes, *, exclusive: bool) -> None:
-    """Temporary file in the same directory (0600), write, fsync, rename, fsync the directory.
-
-    ``exclusive`` publishes with ``os.link`` (fails if ``path`` exists) instead of ``os.replace``.
-    """
-    directory = path.parent
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    """:func:`gtm_core.files.write_atomic` with mode 0600 and the crash-test fault points;
+    ``exclusive`` publishes with ``os.link`` (refuses an existing ``path``)."""
     try:
-        try:
-            os.fchmod(fd, 0o600)
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
-            _fault("write:tmp_written")
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        _fault("write:tmp_fsynced")
-        if exclusive:
-            try:
-                os.link(tmp, path)
-            except FileExistsError:
-                raise StateError(f"refusing to overwrite existing file {str(path)!r}") from None
-            os.unlink(tmp)
-        else:
-            os.replace(tmp, path)
-        _fault("write:renamed")
-        _fsync_dir(directory)
-        _fault("write:dir_fsynced")
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+        write_atomic(path, data, mode=0o600, exclusive=exclusive, hook=_fault)
+    except FileExistsError:
+        if not exclusive:
+            raise
+        raise StateError(f"refusing to overwrite existing file {str(path)!r}") from None
 
 
 def _remove_stale_temporaries(path: Path) -> None:
@@ -259,7 +225,7 @@ def _remove_stale_temporaries(path: Path) -> None:
     except OSError:
         return
     for name in names:
-        if name.startswith(prefix) and name.endswith(".tmp"):
+        if name.startswith(prefix) and name.endswith(TEMPORARY_SUFFIX):
             try:
                 os.unlink(path.parent / name)
             except OSError:
@@ -371,14 +337,6 @@ def check_time_limit(time_limit, name: str = "time_limit") -> float | None:
     return float(time_limit)
 
 
-class _Timeout(Exception):
-    pass
-
-
-class MechanismTimeout(MechanismError):
-    """A mechanism did not answer within its time limit."""
-
-
 def _evaluate(mechanism: Callable, data: Any, n: int, time_limit: float | None,
               abort: Callable[[], None] | None) -> int:
     """K_t: count the +1 outputs of n evaluations, within ``time_limit`` seconds if given."""
@@ -401,7 +359,7 @@ def _evaluate(mechanism: Callable, data: Any, n: int, time_limit: float | None,
                 abort()
             except Exception:
                 pass
-        raise _Timeout()
+        raise MechanismTimeout("mechanism exceeded its time limit")
     if "exc" in box:
         exc = box["exc"]
         if isinstance(exc, MechanismError):
@@ -855,7 +813,7 @@ class Deployment:
         abort = getattr(mechanism, "close", None)
         try:
             k = _evaluate(fed, data, n, time_limit, abort if callable(abort) else None)
-        except (_Timeout, MechanismTimeout):
+        except MechanismTimeout:
             limit = "its time limit" if time_limit is None else f"its time limit of {time_limit:g} s"
             self._fail(t, "mechanism_timeout", f"the mechanism exceeded {limit}")
             raise MechanismTimeout(

@@ -47,6 +47,22 @@ class CheckFailed(GTMError):
     """A verification (proof, certificate, audit) did not pass."""
 
 
+class MechanismTimeout(MechanismError):
+    """A mechanism did not answer within its time limit."""
+
+
+class FormulaOverflow(InvalidParameter, OverflowError):
+    """A formula overflowed float64 on its arguments (still an InvalidParameter / GTMError)."""
+
+
+class FormulaZeroDivision(InvalidParameter, ZeroDivisionError):
+    """A formula divided by zero on its arguments (still an InvalidParameter / GTMError)."""
+
+
+class NotNeighbouring(InvalidParameter):
+    """Two streams are not neighbouring under the declared eps_t (DESIGN.md)."""
+
+
 class CertificateUnreadable(GTMError):
     """The file is not a gtm certificate (not JSON, wrong format, missing fields)."""
 

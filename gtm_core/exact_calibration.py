@@ -35,7 +35,7 @@ from scipy import special
 from . import formulas as F
 from .config import GTMConfig
 from .errors import UnsupportedConfiguration
-from .exact import _lower_reg_int, _prec
+from .exact.arb import lower_reg_int, working_precision
 from .planners import StepPlan, _finish, register_step_planner
 
 __all__ = [
@@ -93,18 +93,18 @@ def certify_tails(s: int, c: int, rho: float, p_star: float, gamma: float, beta_
     Returns the enclosures and whether each inequality is certified (True only if the
     whole ball lies on the right side).
     """
-    with _prec(_CERT_BITS):
+    with working_precision(_CERT_BITS):
         rho_a = arb(rho)
         g = arb(gamma)
         if s == 1:
             m_halt = rho_a * arb(p_star)  # Pr[Po(m) <= c] <= beta_II
             halt = m_halt.gamma_upper(c + 1, regularized=1)
             m_cont = m_halt / g  # Pr[Po(m) >= c+1] <= beta_I
-            cont = _lower_reg_int(c + 1, m_cont, _CERT_BITS)
+            cont = lower_reg_int(c + 1, m_cont, _CERT_BITS)
         else:
             q_star = 1 - arb(p_star)
             m_halt = rho_a * q_star  # Pr[Po(m) >= c+1] <= beta_II
-            halt = _lower_reg_int(c + 1, m_halt, _CERT_BITS)
+            halt = lower_reg_int(c + 1, m_halt, _CERT_BITS)
             m_cont = g * rho_a * q_star  # Pr[Po(m) <= c] <= beta_I
             cont = m_cont.gamma_upper(c + 1, regularized=1)
         halt_ok = bool(halt <= arb(beta_II))

@@ -40,7 +40,7 @@ Search (float64, fast): for each c, the base rate that meets one inequality with
 rho, since E[N_t] is proportional to rho), then the smallest c whose rho also meets the other
 inequality (bisection on c in [0, c_theorem21]; Theorem 21's own (c, rho) satisfies both, see
 ``tests``). Certification: both inequalities at the stored float rho, with python-flint ``arb``
-balls of the exact engine (``_StepEval``, 160 bits); the whole ball must lie below the budget.
+balls of the exact engine (``StepEval``, 160 bits); the whole ball must lie below the budget.
 A step that cannot be certified raises :class:`UnsupportedConfiguration`; none is returned
 uncertified.
 
@@ -70,7 +70,7 @@ from . import formulas as F
 from . import rounding as R
 from .config import GTMConfig
 from .errors import UnsupportedConfiguration
-from .exact import StepModel, _prec, _StepEval
+from .exact import StepEval, StepModel, working_precision
 from .planners import StepPlan, _finish, _lemma11_c, global_noise, register_step_planner
 
 __all__ = [
@@ -376,18 +376,18 @@ def certify_step(s: int, c: int, rho: float, *, eps_t: float, tau2: float, mu1: 
     """Ball-arithmetic certificate of (I) and (II) for one step (see the module docstring).
 
     type_II = Pr[continue | eta_1 = mu_1, p = p*], type_I = Pr[halt | eta_1 = 0, p = p_bar], both
-    integrated exactly over eta_{2,t} and the Poisson count by ``gtm_core.exact._StepEval``.
+    integrated exactly over eta_{2,t} and the Poisson count by ``gtm_core.exact.StepEval``.
     Certified only if the whole ball lies at or below its budget.
     """
     bits = _CERT_BITS
-    with _prec(bits):
+    with working_precision(bits):
         mu1_a = arb(float(mu1))
         if s == 1:
             r_II, r_I = arb(float(p_star)), arb(float(p_bar))
         else:  # exact at 160 bits: 1 - (a float in (0, 1)) needs at most ~110 bits
             r_II, r_I = 1 - arb(float(p_star)), 1 - arb(float(p_bar))
-        ev_II = _StepEval(StepModel(t, s, int(c), float(rho), float(eps_t), tau2, r_II), mu1_a, bits)
-        ev_I = _StepEval(StepModel(t, s, int(c), float(rho), float(eps_t), tau2, r_I), mu1_a, bits)
+        ev_II = StepEval(StepModel(t, s, int(c), float(rho), float(eps_t), tau2, r_II), mu1_a, bits)
+        ev_I = StepEval(StepModel(t, s, int(c), float(rho), float(eps_t), tau2, r_I), mu1_a, bits)
         type_II = ev_II.probs(mu1_a)[0]
         type_I = ev_I.probs(arb(0))[1]
         ok_II = bool(type_II <= arb(float(beta_II)))

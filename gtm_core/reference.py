@@ -42,6 +42,7 @@ from .validation import (
     check_nonnegative_int,
     check_positive,
     check_probability,
+    check_stream,
 )
 
 # numpy's Poisson sampler refuses means above ~9.2e18; far below that we switch to an exact
@@ -449,9 +450,7 @@ class _CountingMechanism:
 
 def run_reference(plan: Plan, p, rng: np.random.Generator) -> tuple[int, int]:
     """One run of the reference GTM on a Bernoulli stream p[0..T-1]: (halting step or 0, evaluations)."""
-    from .simulator import _check_stream
-
-    p = _check_stream(p, None)
+    p = check_stream("p", p)
     run = GTMRun(plan, rng)
     total = 0
     for t, pt in enumerate(p, start=1):

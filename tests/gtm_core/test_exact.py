@@ -10,6 +10,9 @@ from flint import arb
 
 from gtm_core import GTMConfig, make_plan
 from gtm_core import exact as E
+from gtm_core.exact import accuracy as exact_accuracy
+from gtm_core.exact import arb as exact_arb
+from gtm_core.exact import quadrature as exact_quadrature
 from gtm_core.errors import InvalidParameter, UnsupportedConfiguration
 
 from tests.gtm_core.exact_golden_helpers import GOLDEN_PLAN, ManualPlan, ManualStep
@@ -76,8 +79,8 @@ def test_closed_form_is_pareto_expectation_by_quadrature():
 )
 def test_lower_incomplete_gamma_against_mpmath(s_val, z):
     """python-flint's gamma_lower is unreliable for large orders; ours must match mpmath."""
-    with E._prec(200):
-        got = E._lower_gamma(arb(str(s_val)), arb(z), 200)
+    with E.working_precision(200):
+        got = exact_arb._lower_gamma(arb(str(s_val)), arb(z), 200)
     with mpmath.workdps(60):
         ref = mpmath.gammainc(mpmath.mpf(str(s_val)), 0, mpmath.mpf(z))
         val = mpmath.mpf(got.mid().str(55, radius=False))
@@ -239,8 +242,8 @@ def test_exact_rejection_threshold_is_above_paper_p_bar(plan):
     lo, hi = r["bracket"]
     assert r["p_bar"] < lo <= hi < plan.step(1).p_star
     # at the bracket ends the Type I probability straddles the budget
-    assert float(E._single_step_halt(plan, 1, lo, 12).value) <= r["budget"]
-    assert float(E._single_step_halt(plan, 1, hi, 12).value) > r["budget"]
+    assert float(exact_accuracy._single_step_halt(plan, 1, lo, 12).value) <= r["budget"]
+    assert float(exact_accuracy._single_step_halt(plan, 1, hi, 12).value) > r["budget"]
 
 
 # --- the certified mode's ellipse bounds hold at complex points ---------------------------
@@ -277,13 +280,13 @@ def test_ellipse_bounds_dominate_the_analytic_continuation(path, lo, hi, rho_e):
     count mean (cos theta = 1) makes the (9, 11, 7) case fail: |Q(c+1, a)| ~ 3e4 there."""
     pl = make_plan(GTMConfig.load(path))
     bits = 120
-    with E._prec(bits):
-        ev = E._StepEval(E.step_models(pl, [0.3 if pl.step(1).s == 1 else 0.93])[0], E.to_arb(pl.mu1), bits)
+    with E.working_precision(bits):
+        ev = E.StepEval(E.step_models(pl, [0.3 if pl.step(1).s == 1 else 0.93])[0], E.to_arb(pl.mu1), bits)
         L, mid = (hi - lo) / 2, (hi + lo) / 2
         Y = L * (rho_e - 1 / rho_e) / 2
         assert float(ev.eps.mid()) * Y < 1.2, "test parameters must keep the ellipse short"
         a_semi = L * (rho_e + 1 / rho_e) / 2
-        hb, hh = E._ellipse_abs_bounds(ev, arb(mid - a_semi), arb(mid + a_semi), arb(Y))
+        hb, hh = exact_quadrature._ellipse_abs_bounds(ev, arb(mid - a_semi), arb(mid + a_semi), arb(Y))
     with mpmath.workdps(40):
         for k in range(12):
             phi = 2 * math.pi * k / 12

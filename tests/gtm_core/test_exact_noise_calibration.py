@@ -18,7 +18,7 @@ from scipy import stats
 from gtm_core import GTMConfig, make_plan, planners
 from gtm_core import exact_noise_calibration as XN
 from gtm_core.errors import UnsupportedConfiguration
-from gtm_core.exact import StepModel, _prec, _StepEval
+from gtm_core.exact import StepEval, StepModel, working_precision
 from gtm_core.exact_calibration import expected_evaluations
 from gtm_core.reference import GTM, BernoulliMechanism, Negated
 
@@ -54,8 +54,8 @@ def test_float_closed_forms_match_the_exact_engine(s):
         for eps in (0.0, 1e-4, 0.02, 0.1, 0.3):
             tau2 = 3.0
             for mean in np.exp(rng.uniform(math.log(1e-4), math.log(4 * (c + 10)), 4)):
-                with _prec(160):
-                    ev = _StepEval(StepModel(0, s, c, float(mean), eps, tau2, arb(1)), arb(1.0), 160)
+                with working_precision(160):
+                    ev = StepEval(StepModel(0, s, c, float(mean), eps, tau2, arb(1)), arb(1.0), 160)
                     balls = ev.probs(arb(1.0))  # x = mu_1: the count-mean scale is rho r = mean
                 floats = XN.step_probabilities_float(s, c, float(mean), None if eps == 0 else 1 / (eps * tau2))
                 for f, b in zip(floats, balls):

@@ -1,4 +1,4 @@
-"""Worst-case search (gtm_core/exact_search.py): stays within epsilon on correct plans, finds
+"""Worst-case search (gtm_core/exact/search.py): stays within epsilon on correct plans, finds
 violations (with witness streams) on plans with deliberately wrong noise scales."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from gtm_core import GTMConfig, make_plan
 from gtm_core.errors import InvalidParameter
 from gtm_core.exact import check_neighbouring
-from gtm_core.exact_search import exact_loss, perturbed_plan, worst_case_search
+from gtm_core.exact.search import exact_loss, perturbed_plan, worst_case_search
 
 
 @pytest.fixture(scope="module")
