@@ -520,7 +520,7 @@ def audit(
     """Audit a GTM deployment for a claimed epsilon, given its inputs' privacy eps_t.
 
     ``oracle_plan``: when the audited deployment is one of ours with this plan and the exact
-    engine is installed (:func:`audits.search.exact_oracle_available`), its worst-case search
+    engine (:func:`gtm_core.exact.worst_case_search`) is available to the auditor, its worst-case search
     proposes candidate pairs first (for ``oracle_seconds``, default 10% of the budget).
     """
     _check_eps_t(eps_t)

@@ -30,6 +30,7 @@ import numpy as np
 
 from gtm_core.errors import GTMError, InvalidParameter, TargetError
 from gtm_core.planners import Plan
+from gtm_core.validation import check_nonnegative_int, check_stream
 
 from .power.broken import CORRECT, Implementation, simulate_deployment
 
@@ -67,13 +68,9 @@ def validate_sample(halt, evaluations, n: int, T: int, *, source: str = "target"
 
 
 def _check_request(p, n, seed):
-    arr = np.asarray(p, dtype=float)
-    if arr.ndim != 1 or arr.size == 0 or np.any(~np.isfinite(arr)) or np.any((arr < 0) | (arr > 1)):
-        raise InvalidParameter("p must be a non-empty list of probabilities in [0, 1]")
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-        raise InvalidParameter(f"n must be a non-negative integer, got {n!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise InvalidParameter(f"seed must be a non-negative integer, got {seed!r}")
+    arr = check_stream("p", p)
+    check_nonnegative_int("n", n)
+    check_nonnegative_int("seed", seed)
     return arr
 
 

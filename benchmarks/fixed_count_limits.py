@@ -41,7 +41,7 @@ from scipy import signal, stats
 
 from audits.power.broken import CORRECT, VARIANTS
 from audits.power.distribution import cell_masses, step_functions, halting_distribution
-from audits.search import step_range
+from gtm_core.neighbours import neighbour_interval as step_range
 from benchmarks.machine import machine_info
 from gtm_core.config import GTMConfig
 from gtm_core.planners import make_plan

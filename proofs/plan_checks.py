@@ -33,6 +33,7 @@ from fractions import Fraction
 import numpy as np
 from flint import arb, ctx
 
+from gtm_core import formulas as F
 from gtm_core.budget import lambda_tail
 
 ARB_PREC = 256  # bits; every quantity here needs far fewer, the rest is headroom
@@ -372,28 +373,15 @@ def zeta_ball() -> tuple[arb, str]:
 
 
 def expected_lambda(sp, *, tau1: float, mu1: float) -> float:
-    """Lemma 12(2): E[lambda_t] (= E[N_t] for a step that is run, marginal over the noise).
-
-    s = +1: lambda = rho e^{eps mu1} W / V, E = rho e^{eps mu1} sigma2/(sigma2 - 1) * sigma1/(sigma1 + 1);
-    s = -1: lambda = rho e^{-eps mu1} V / W, E = rho e^{-eps mu1} sigma1/(sigma1 - 1) * sigma2/(sigma2 + 1);
-    sigma1 = 1/(eps_t tau1), sigma2 = 1/(eps_t tau2); +inf when the needed moment diverges."""
-    if sp.eps_t == 0:
-        return float(sp.rho)
-    s1 = 1.0 / (sp.eps_t * tau1)
-    s2 = math.inf if math.isinf(sp.tau2) else 1.0 / (sp.eps_t * sp.tau2)
-    if sp.s == 1:
-        if s2 <= 1:
-            return math.inf
-        ew = 1.0 if math.isinf(s2) else s2 / (s2 - 1)
-        return float(sp.rho * math.exp(sp.eps_t * mu1) * ew * s1 / (s1 + 1))
-    if s1 <= 1:
-        return math.inf
-    ew = 1.0 if math.isinf(s2) else s2 / (s2 + 1)
-    return float(sp.rho * math.exp(-sp.eps_t * mu1) * s1 / (s1 - 1) * ew)
+    """Lemma 12(2): E[lambda_t] of step ``sp`` (float64; :func:`gtm_core.formulas.expected_lambda`)."""
+    return float(F.expected_lambda(sp.s, sp.rho, sp.eps_t, tau1, sp.tau2, mu1))
 
 
 def _lambda_tail_arb(L: float, sp, tau1: float, mu1: float) -> arb:
-    """Pr[lambda_t > L] (gtm_core.budget's Pareto-ratio formula) as a ball."""
+    """Pr[lambda_t > L] (gtm_core.budget's Pareto-ratio formula) as a ball.
+
+    Deliberately a second, independent transcription: the float64 formula of :mod:`gtm_core.budget`
+    picks L, this arb enclosure certifies the bound at that L (a certificate never trusts a float)."""
     rho, eps = exact(sp.rho), sp.eps_t
     if eps == 0:
         return arb(1) if sp.rho > L else arb(0)

@@ -13,7 +13,9 @@ from gtm_core import GTMConfig, make_plan
 from gtm_core.errors import ConfigError, GTMError, UnsupportedConfiguration
 from proofs import plan_checks as PC
 
-from .model import Claim, Refusal, Witness, jsonable
+from gtm_core.files import jsonable
+
+from .model import Claim, Refusal, Witness
 from .progress import Progress
 from .refusals import refusals_for
 

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from gtm_core import GTMConfig
+from gtm_core.files import jsonable
 
 CERT_FORMAT = "gtm-certificate/1"
 FAILING = frozenset({"fail", "witness-unavailable"})
@@ -163,27 +163,6 @@ class Certificate:
 
     def to_json(self) -> str:
         return json.dumps(self.document(), indent=1, sort_keys=True, allow_nan=False) + "\n"
-
-
-def jsonable(obj: Any):
-    """JSON-safe copy: +-inf/nan as strings, tuples as lists, numpy scalars as Python numbers."""
-    if isinstance(obj, bool) or obj is None or isinstance(obj, str):
-        return obj
-    if isinstance(obj, float):
-        if math.isnan(obj):
-            return "nan"
-        if math.isinf(obj):
-            return "inf" if obj > 0 else "-inf"
-        return obj
-    if isinstance(obj, int):
-        return obj
-    if isinstance(obj, dict):
-        return {str(k): jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [jsonable(v) for v in obj]
-    if hasattr(obj, "item") and callable(obj.item):
-        return jsonable(obj.item())
-    return obj
 
 
 def verdict_of(statuses, *, has_refusals: bool) -> str:

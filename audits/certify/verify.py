@@ -9,9 +9,10 @@ from dataclasses import dataclass
 
 from gtm_core import GTMConfig, __version__
 from gtm_core.errors import CertificateUnreadable, GTMError, UnsupportedConfiguration
+from gtm_core.files import jsonable
 
 from .derive import derive
-from .model import CERT_FORMAT, EXTERNAL_CLAIMS, body_digest, jsonable, verdict_of
+from .model import CERT_FORMAT, EXTERNAL_CLAIMS, body_digest, verdict_of
 from .progress import Progress
 from .provenance import library_versions
 

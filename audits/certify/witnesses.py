@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Callable, Mapping
 
-from gtm_core import exact, exact_search
+from gtm_core import exact
 from proofs import instantiate, registry
 
 from .. import auditor, targets
@@ -149,7 +149,7 @@ def exact_search_claim(plan, *, seconds: float, seed: int, quick: bool = True) -
     statement = ("The exact engine's worst-case search over neighbouring Bernoulli streams finds no transcript "
                  "whose exact privacy loss exceeds its claimed bound (Lemma 17 (6)-(7)).")
     horizon = min(3 if quick else 5, plan.horizon)
-    res = exact_search.worst_case_search(plan, horizon=horizon, seconds=seconds, seed=seed % (2**32))
+    res = exact.worst_case_search(plan, horizon=horizon, seconds=seconds, seed=seed % (2**32))
     found, error, claimed = float(res.loss), float(res.loss_error), float(res.claimed)
     values = {"loss_found": found, "loss_error": error, "loss_claimed": claimed,
               "ratio": found / claimed if claimed else None, "search_horizon": horizon,

@@ -39,6 +39,7 @@ import numpy as np
 from gtm_core.errors import InvalidParameter
 from gtm_core.planners import Plan
 from gtm_core.simulator import SimulationResult, fed_success_probability, simulate
+from gtm_core.validation import check_nonnegative_int, check_stream
 
 
 @dataclass(frozen=True)
@@ -132,11 +133,8 @@ def simulate_deployment(
     """n runs of ``deployment`` on the Bernoulli stream p (halting times 0 = never, 1..T)."""
     if deployment.is_algorithm1:
         return simulate(plan, p, n, rng, evaluations=evaluations)
-    arr = np.asarray(p, dtype=float)
-    if arr.ndim != 1 or arr.size == 0 or np.any(~np.isfinite(arr)) or np.any((arr < 0) | (arr > 1)):
-        raise InvalidParameter("p must be a non-empty 1-D sequence of probabilities in [0, 1]")
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-        raise InvalidParameter(f"n must be a non-negative integer, got {n!r}")
+    arr = check_stream("p", p)
+    check_nonnegative_int("n", n)
     if arr.size > plan.horizon:
         raise InvalidParameter(f"stream length {arr.size} exceeds the plan's horizon {plan.horizon}")
     steps = plan.steps(range(1, arr.size + 1))

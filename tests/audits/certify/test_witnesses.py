@@ -137,9 +137,9 @@ def test_exact_search_and_audit_verdicts(plan, fake):
         return types.SimpleNamespace(loss=loss, loss_error=0.0, claimed=1.0, evaluations=3, seconds=0.1,
                                      p=(0.1,), p_prime=(0.11,), transcript="halt", t=1)
 
-    fake("gtm_core.exact_search", worst_case_search=lambda p, **kw: found(0.97))
+    fake("gtm_core.exact", worst_case_search=lambda p, **kw: found(0.97))
     assert W.exact_search_claim(plan, seconds=1, seed=1).status == "pass"
-    fake("gtm_core.exact_search", worst_case_search=lambda p, **kw: found(1.2))
+    fake("gtm_core.exact", worst_case_search=lambda p, **kw: found(1.2))
     assert W.exact_search_claim(plan, seconds=1, seed=1).status == "fail"
 
     def audit(target, **kw):
