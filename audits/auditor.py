@@ -35,7 +35,9 @@ from typing import Any, Protocol, Sequence
 
 import numpy as np
 
+from gtm_core import GTMConfig, make_plan
 from gtm_core.errors import InvalidParameter
+from gtm_core.validation import check_nonnegative
 
 from . import search as S
 from .events import EventSpace, halting_events
@@ -495,11 +497,12 @@ def audit(
 ) -> AuditResult:
     """Audit a GTM deployment for a claimed epsilon, given its inputs' privacy eps_t.
 
-    ``oracle_plan``: when the audited deployment is one of ours with this plan and the exact
-    engine (:func:`gtm_core.exact.worst_case_search`) is available to the auditor, its worst-case search
-    proposes candidate pairs first (for ``oracle_seconds``, default 10% of the budget).
+    ``eps_t``: a number or a per-step list, each >= 0 as in a configuration (a step with eps_t = 0 has
+    identical neighbours), not all 0. ``oracle_plan``: when the audited deployment is one of ours with
+    this plan, the exact engine's worst-case search (:func:`gtm_core.exact.worst_case_search`) proposes
+    candidate pairs first (for ``oracle_seconds``, default 10% of the budget).
     """
-    _check_eps_t(eps_t)
+    check_eps_t(eps_t)
     if oracle_seconds is None:
         oracle_seconds = 0.1 * seconds if seconds is not None else 10.0
     problem = GTMProblem(target, eps_t, max_T=max_T, oracle_plan=oracle_plan, oracle_seconds=oracle_seconds,
@@ -508,7 +511,30 @@ def audit(
                      confidence=confidence, progress=progress, target_name=target.describe())
 
 
-def _check_eps_t(eps_t):
+def check_eps_t(eps_t):
+    """The inputs' privacy: a number or a non-empty list, every value checked as the configuration checks
+    it (finite, >= 0; :func:`gtm_core.validation.check_nonnegative`), and not 0 at every step (neighbours
+    would all be identical: nothing to audit)."""
     vals = [eps_t] if isinstance(eps_t, (int, float)) else list(eps_t)
-    if not vals or any(not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0) for v in vals):
-        raise InvalidParameter(f"eps_t must be a positive number or a list of them, got {eps_t!r}")
+    if not vals:
+        raise InvalidParameter(f"eps_t must be a number or a non-empty list of them, got {eps_t!r}")
+    for v in vals:
+        check_nonnegative("eps_t", v)
+    if not any(v > 0 for v in vals):
+        raise InvalidParameter(f"eps_t is 0 at every step: neighbouring streams are identical, nothing to audit "
+                               f"(got {eps_t!r})")
+
+
+def claimed_epsilon(plan) -> float:
+    """The privacy loss a deployment of ``plan`` claims: epsilon, or for the ex-post parameterization
+    (Theorem 23) the largest claimed loss of a halting transcript up to the horizon."""
+    if plan.parameterization != "theorem23":
+        return float(plan.epsilon)
+    return max(plan.claimed_loss(t, True) for t in range(1, plan.horizon + 1))
+
+
+def audit_parameters(config: GTMConfig) -> tuple[float, float | list[float]]:
+    """(claimed epsilon, eps_t) of the deployment a configuration describes - what ``gtm audit --config``
+    and the certificate's audit witness audit against."""
+    eps_t = config.stream.eps_t
+    return claimed_epsilon(make_plan(config)), (list(eps_t) if isinstance(eps_t, tuple) else float(eps_t))

@@ -60,11 +60,12 @@ class Candidate:
 
 
 def neighbour(p, directions, eps_t, fraction: float = 1.0) -> tuple[float, ...]:
-    """Move every p_t in its direction (+1 up, -1 down, 0 stay) by ``fraction`` of the allowed range."""
+    """Move every p_t in its direction (+1 up, -1 down, 0 stay) by ``fraction`` of the allowed range
+    (a step with eps_t = 0 stays exactly where it is)."""
     out = []
     for t, (pt, d) in enumerate(zip(p, directions), start=1):
         lo, hi = neighbour_interval(float(pt), eps_at(eps_t, t))
-        target = hi if d > 0 else lo if d < 0 else pt
+        target = hi if d > 0 and eps_at(eps_t, t) > 0 else lo if d < 0 and eps_at(eps_t, t) > 0 else pt
         moved = float(pt + fraction * (target - pt))
         # subnormal p_t: p e^{-eps} can underflow to 0, which is not a neighbour; stay put then
         out.append(moved if is_neighbour([pt], [moved], eps_at(eps_t, t)) else float(pt))
@@ -109,6 +110,8 @@ def laplace_candidates(eps_t, max_T: int) -> list[Candidate]:
     """Corollary 30's streams: background f = tau_L - gap_b, the last step at tau_L + gap_h."""
     out = []
     eps1 = eps_at(eps_t, 1)
+    if eps1 == 0:  # eps_1 = 0: the first step's neighbours are identical, no Laplace construction
+        return out
     for T in sorted({min(max_T, T) for T in (1, 2, 5)}):
         for gap_b in (5 / eps1, 20 / eps1, 40 / eps1):
             for gap_h in (-20 / eps1, -5 / eps1, 0.0):

@@ -186,13 +186,6 @@ def exact_threshold_claim(plan, rows, *, seconds: float) -> Claim:
                  Witness("exact-engine", {"function": "gtm_core.exact.exact_rejection_threshold"}), "info")
 
 
-def claimed_max(plan) -> float:
-    """The largest privacy loss the plan claims: epsilon, or the largest ex-post halting loss (Theorem 23)."""
-    if plan.parameterization != "theorem23":
-        return float(plan.epsilon)
-    return max(plan.claimed_loss(t, True) for t in range(1, plan.horizon + 1))
-
-
 # ---------------------------------------------------------------------------
 # auditor
 # ---------------------------------------------------------------------------
@@ -203,10 +196,9 @@ def audit_claim(plan, *, seconds: float, seed: int, confidence: float = 0.95) ->
     statement = ("A statistical audit of the reference GTM under this configuration finds no privacy violation: "
                  f"the {confidence:g}-confidence lower bound on the privacy loss stays at or below the claim.")
     target = targets.SimulatorTarget(plan)
-    eps_t = plan.config.stream.eps_t
-    claimed = claimed_max(plan)
-    res = auditor.audit(target, epsilon=claimed, eps_t=eps_t if not isinstance(eps_t, tuple) else list(eps_t),
-                        seconds=seconds, seed=seed % (2**32), confidence=confidence, progress=False)
+    claimed, eps_t = auditor.audit_parameters(plan.config)
+    res = auditor.audit(target, epsilon=claimed, eps_t=eps_t, seconds=seconds, seed=seed % (2**32),
+                        confidence=confidence, progress=False)
     d = res.to_dict()
     lb = float(d["epsilon_lower_bound"])
     verdict = d["verdict"]

@@ -2,6 +2,9 @@
 
 import json
 import sys
+from pathlib import Path
+
+import pytest
 
 from click.testing import CliRunner
 
@@ -64,3 +67,62 @@ def test_sample_budget_makes_the_cli_reproducible(tmp_path):
         outs.append(json.loads(out.read_text()))
     assert outs[0]["epsilon_lower_bound"] == outs[1]["epsilon_lower_bound"]
     assert outs[0]["witness"] == outs[1]["witness"]
+
+
+# --config: epsilon and eps_t from the configuration the deployment claims --------------------------
+
+def _config_run(tmp_path, *extra):
+    out = tmp_path / "c.json"
+    res = _run(["--target", SERVE, "--config", "examples/default.toml", "--seconds", "60", "--max-samples",
+                "20000", "--max-T", "3", "--seed", "9", "--json", str(out), "--quiet", *extra])
+    return res, out
+
+
+def test_config_gives_the_same_audit_as_the_flags(tmp_path):
+    res, out = _config_run(tmp_path)
+    assert res.exit_code == 0, res.output
+    by_config = json.loads(out.read_text())
+    flags = tmp_path / "f.json"
+    res = _run(["--target", SERVE, "--epsilon", "1", "--eps-t", "0.1", "--seconds", "60", "--max-samples",
+                "20000", "--max-T", "3", "--seed", "9", "--json", str(flags), "--quiet"])
+    assert res.exit_code == 0, res.output
+    by_flags = json.loads(flags.read_text())
+    for d in (by_config, by_flags):
+        d.pop("seconds")
+    assert by_config == by_flags and by_config["epsilon_claimed"] == 1.0
+
+
+def test_config_and_agreeing_flags(tmp_path):
+    res, out = _config_run(tmp_path, "--epsilon", "1", "--eps-t", "0.1")
+    assert res.exit_code == 0, res.output
+
+
+@pytest.mark.parametrize("flags,word", [(["--epsilon", "2"], "--epsilon"), (["--eps-t", "0.2"], "--eps-t"),
+                                        (["--eps-t", "0.1,0.1"], "--eps-t")])
+def test_config_and_disagreeing_flags_exit_2_one_line(tmp_path, flags, word):
+    res = CliRunner().invoke(cli, ["audit", "--target", SERVE, "--config", "examples/default.toml", "--json",
+                                   str(tmp_path / "x.json"), "--quiet", *flags])
+    assert res.exit_code == 2
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gtm: error: ") and word in lines[0] and "disagrees" in lines[0]
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_missing_epsilon_without_config_is_a_usage_error():
+    res = _run(["--target", SERVE, "--eps-t", "0.1", "--quiet"])
+    assert res.exit_code == 2 and "Missing option '--epsilon'" in res.output
+    res = _run(["--target", SERVE, "--epsilon", "1", "--quiet"])
+    assert res.exit_code == 2 and "Missing option '--eps-t'" in res.output
+
+
+def test_invalid_config_exit_2_one_line(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(Path("examples/default.toml").read_text().replace("eps_t = 0.1", "eps_t = -0.1"))
+    res = _run(["--target", SERVE, "--config", str(bad), "--quiet"])
+    assert res.exit_code == 2 and "eps_t" in res.output and len(res.output.strip().splitlines()) == 1
+
+
+def test_eps_t_flag_follows_the_configuration_rule():
+    """eps_t = 0 is allowed at some steps (as in a configuration), not at all of them, never negative."""
+    assert _run(["--target", SERVE, "--epsilon", "1", "--eps-t", "0", "--quiet"]).exit_code == 2
+    assert _run(["--target", SERVE, "--epsilon", "1", "--eps-t", "-0.1", "--quiet"]).exit_code == 2
