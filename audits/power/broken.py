@@ -20,6 +20,13 @@ variant                    mistake
 ``no-offset``              mu_1 = 0
 =========================  ===================================================================
 
+One family of broken GTMs: the exact engine's :class:`gtm_core.exact.PerturbedPlan` (noise scales
+multiplied, claims kept) is the part of this family the exact engine can compute -
+:meth:`Implementation.perturbed_plan` maps ``step-noise-quarter`` and ``shared-noise-third`` (and any
+other noise-scale-only implementation) onto it, and a test checks that both give the same halting
+law. The structural mistakes (redrawn or reused noise, fixed counts, signs, offsets) have no
+closed form in the exact engine, so they are sampled here and their laws computed numerically.
+
 Whether a variant is *truly* not eps-DP is a mathematical question, answered for a concrete
 pair of neighbouring streams by :mod:`audits.power.distribution` (numerical halting-time law). Some
 mistakes here do not break privacy at all (the privacy proof of Lemma 17 holds for any c_t and
@@ -36,7 +43,8 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from gtm_core.errors import InvalidParameter
+from gtm_core.errors import InvalidParameter, UnsupportedConfiguration
+from gtm_core.exact import PerturbedPlan, perturbed_plan
 from gtm_core.planners import Plan
 from gtm_core.simulator import SimulationResult, fed_success_probability, simulate
 from gtm_core.validation import check_nonnegative_int, check_stream
@@ -74,6 +82,21 @@ class Implementation:
     @property
     def is_algorithm1(self) -> bool:
         return self == Implementation()
+
+    @property
+    def scales_noise_only(self) -> bool:
+        """Only the noise scales differ from Algorithm 1 (the exact engine can compute this one)."""
+        return replace(self, tau1_scale=1.0, tau2_scale=1.0).is_algorithm1
+
+    def perturbed_plan(self, plan) -> PerturbedPlan:
+        """This implementation as the exact engine's :class:`gtm_core.exact.PerturbedPlan` (the noise
+        scales multiplied, the claims kept) - defined only when it :attr:`scales_noise_only`."""
+        if not self.scales_noise_only:
+            correct = asdict(Implementation())
+            changed = [k for k, v in asdict(self).items() if k not in ("tau1_scale", "tau2_scale") and v != correct[k]]
+            raise UnsupportedConfiguration("the exact engine models only noise-scale mistakes (tau1_scale, "
+                                           f"tau2_scale); this implementation also changes {', '.join(changed)}")
+        return perturbed_plan(plan, tau1_factor=self.tau1_scale, tau2_factor=self.tau2_scale)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -2,8 +2,15 @@
 
 This is the auditor's own *numerical* oracle (float64 quadrature, not a certificate): it is used
 to show that a broken deployment is really not eps-DP on a concrete pair of neighbouring streams,
-to score candidate pairs, and to state the exact loss of a witness. The rigorous engine lives in
-``gtm_core.exact`` (when present); the two are compared in tests.
+to score candidate pairs, and to state the loss of a witness.
+
+Why a second halting-time law next to the exact engine's (:mod:`gtm_core.exact`, step model in
+:mod:`gtm_core.exact.step`): the exact engine integrates eta_2 in closed form in ball arithmetic
+for Algorithm 1 and its noise-scale perturbations only; the broken implementations need per-step
+models the closed form does not cover (binomial counts, redrawn or reused noise, flipped signs),
+on fine grids of eta_1 many times per candidate pair - float64 quadrature, vectorised. The two
+are kept as independent computations on purpose and compared in tests (Algorithm 1 and the
+noise-scale variants through :meth:`audits.power.broken.Implementation.perturbed_plan`).
 
 Given the shared noise, the steps of Algorithm 1 are independent (proof of Lemma 17, eq. (9)-(10)):
 

@@ -13,6 +13,7 @@ from audits.power.distribution import halting_distribution, worst_event
 from audits.events import halting_events
 from audits.search import neighbour
 from gtm_core import GTMConfig, make_plan
+from gtm_core.errors import UnsupportedConfiguration
 
 ALPHA = 1e-3
 STREAM = [0.02, 0.05, 0.1, 0.3]
@@ -69,12 +70,29 @@ def test_missing_step_noise_is_not_dp(plan):
 def test_numerical_law_agrees_with_exact_engine(plan):
     """audits.distribution (float64 quadrature) vs gtm_core.exact (arbitrary precision): the
     auditor's numerical ground truth matches the exact engine, with the O(h^2) error of its grid."""
-    import importlib.util
-
-    assert importlib.util.find_spec("gtm_core.exact") is not None  # the exact engine is on main
     from gtm_core.exact import transcript_distribution
 
     stream = [0.5246889363096552, 0.04946673324287934]
     exact = np.array([float(x) for x in transcript_distribution(plan, stream, dps=12).run_distribution()])
     np.testing.assert_allclose(halting_distribution(plan, stream), exact, rtol=3e-5)
     np.testing.assert_allclose(halting_distribution(plan, stream, h=0.005), exact, rtol=3e-6)
+
+
+@pytest.mark.parametrize("name", ["step-noise-quarter", "shared-noise-third"])
+def test_noise_scale_variants_agree_with_the_exact_engines_perturbed_plans(plan, name):
+    """One broken family: a noise-scale variant's numerical law equals the exact engine's law of the
+    same implementation as a PerturbedPlan."""
+    from gtm_core.exact import transcript_distribution
+
+    d = VARIANTS[name]
+    stream = [0.3, 0.05]
+    exact = np.array([float(x) for x in
+                      transcript_distribution(d.perturbed_plan(plan), stream, dps=12).run_distribution()])
+    np.testing.assert_allclose(halting_distribution(plan, stream, d, h=0.005), exact, rtol=1e-4)
+    # power of the comparison: the correct implementation's law is far from it
+    assert not np.allclose(halting_distribution(plan, stream, h=0.005), exact, rtol=1e-2)
+
+
+def test_structural_variants_have_no_perturbed_plan(plan):
+    with pytest.raises(UnsupportedConfiguration, match="shared_noise"):
+        VARIANTS["shared-noise-per-step"].perturbed_plan(plan)
