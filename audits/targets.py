@@ -262,7 +262,7 @@ class SubprocessTarget(Target):
                 return ""
             err = self._proc.stderr.read().decode("utf-8", "replace").strip().splitlines()
             return f": {err[-1][:200]}" if err else ""
-        except Exception:
+        except Exception:  # broad-except: best-effort detail for an error message being raised already
             return ""
 
     def close(self) -> None:
@@ -290,5 +290,5 @@ class SubprocessTarget(Target):
     def __del__(self):
         try:
             self.close()
-        except Exception:
+        except Exception:  # broad-except: a destructor must not raise
             pass

@@ -358,7 +358,7 @@ def run_grid(grid: dict, settings: BenchSettings, *, seconds: float | None = Non
             break
         try:
             cell = run_cell(e, r, ps, T, settings, rng)
-        except Exception as exc:  # noqa: BLE001 - one failing cell must not lose a long run; reported, exit 1
+        except Exception as exc:  # broad-except: one failing cell must not lose a long run; reported, exit 1
             cell = {"epsilon": e, "ratio": r, "eps_1": e * r, "beta": settings.beta, "p_star": ps, "T": T,
                     "error": f"{type(exc).__name__}: {exc}".splitlines()[0], "rows": [], "seconds": 0.0}
         out.append(cell)
