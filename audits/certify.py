@@ -790,7 +790,6 @@ def _require_planner(name: str) -> None:
     """A parameterisation without a planner in this installation is bad input (exit 2), not a refusal."""
     from gtm_core import planners
 
-    planners._load_optional_planner(name)  # "exact", "exact_noise" register themselves on import
     if name not in planners.STEP_PLANNERS:
         raise UnsupportedConfiguration(f"parameterization {name!r} has no planner in this installation")
 

@@ -33,7 +33,7 @@ from fractions import Fraction
 import numpy as np
 from flint import arb, ctx
 
-from gtm_core.budget import lambda_tail
+from gtm_core.planners.budget import lambda_tail
 
 ARB_PREC = 256  # bits; every quantity here needs far fewer, the rest is headroom
 

@@ -139,7 +139,6 @@ from typing import Any, Callable
 import numpy as np
 
 from . import __version__
-from . import planners as _planners
 from .config import GTMConfig
 from .files import TEMPORARY_SUFFIX, write_atomic
 from .errors import (
@@ -151,7 +150,7 @@ from .errors import (
     MechanismTimeout,
     StateError,
 )
-from .planners import Plan, StepPlan, make_plan
+from .planners import Plan, StepPlan, make_plan, uncached_step_plan
 from .reference import GTM, NOT_FOR_DEPLOYMENT, _count_positive, default_rng, mechanism_for_step
 
 __all__ = [
@@ -301,17 +300,6 @@ def _unseal(data: bytes, key: bytes, path: Path) -> dict:
     if not hmac.compare_digest(hmac.new(key, raw, hashlib.sha256).hexdigest(), mac):
         raise StateError(f"state file {where} was tampered with or does not match its key file")
     return body
-
-
-def _step_plan(config: GTMConfig, t: int) -> StepPlan:
-    """Plan step t without the planner's LRU cache (a deployment plans each step once; the
-    cache would grow with the number of steps)."""
-    name = config.gtm.parameterization
-    _planners._load_optional_planner(name)
-    fn = _planners.STEP_PLANNERS.get(name)
-    if fn is None:
-        return make_plan(config).step(t)  # raises UnsupportedConfiguration
-    return _planners.checked_step_plan(fn, config, t)
 
 
 def _plan_identity(plan: Plan) -> dict:
@@ -750,7 +738,7 @@ class Deployment:
             "updated_utc": b["updated_utc"],
         }
         if out["next_step"] is not None:
-            sp = _step_plan(self._config, done + 1)
+            sp = uncached_step_plan(self._config, done + 1)
             out["next_step_plan"] = {
                 "t": sp.t, "s": sp.s, "c": sp.c, "eps_t": sp.eps_t, "p_star": sp.p_star,
                 "evaluation_budget": sp.evaluation_budget,
@@ -787,7 +775,7 @@ class Deployment:
             raise MechanismError(f"mechanism must be callable, got {type(mechanism).__name__}")
         b = self._body
         t = b["steps_done"] + 1
-        sp = _step_plan(self._config, t)
+        sp = uncached_step_plan(self._config, t)
         fed = mechanism_for_step(mechanism, sp, self._rng)
         eps_t, tau2, c, rho, s, budget = self._gtm._check_step(
             fed, sp.eps_t, sp.tau2, sp.c, sp.rho, sp.s, sp.evaluation_budget)

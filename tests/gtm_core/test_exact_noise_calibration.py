@@ -16,10 +16,10 @@ from flint import arb
 from scipy import stats
 
 from gtm_core import GTMConfig, make_plan, planners
-from gtm_core import exact_noise_calibration as XN
+from gtm_core.planners import exact_noise as XN
 from gtm_core.errors import UnsupportedConfiguration
 from gtm_core.exact import StepEval, StepModel, working_precision
-from gtm_core.exact_calibration import expected_evaluations
+from gtm_core.planners.exact_tails import expected_evaluations
 from gtm_core.reference import GTM, BernoulliMechanism, Negated
 
 ALPHA = 1e-3
@@ -130,7 +130,7 @@ def test_certificate_is_not_vacuous():
 def test_uncertifiable_step_raises_instead_of_returning(monkeypatch):
     cn = _config(horizon=5, gamma=1.3)
     XN._calibrated.cache_clear()
-    planners._plan_step.cache_clear()
+    planners.plan_step.cache_clear()
 
     def never(st, c, rho):
         return {"certified": False, "type_I_certified": False, "type_II_certified": False}
@@ -141,7 +141,7 @@ def test_uncertifiable_step_raises_instead_of_returning(monkeypatch):
     with pytest.raises(UnsupportedConfiguration):
         make_plan(cn)
     XN._calibrated.cache_clear()
-    planners._plan_step.cache_clear()
+    planners.plan_step.cache_clear()
 
 
 # ---------------------------------------------------------------------------
@@ -170,7 +170,7 @@ def test_plan_does_not_depend_on_the_order_steps_are_planned():
     def fresh():
         XN._calibrated.cache_clear()
         XN._C_HINTS.clear()
-        planners._plan_step.cache_clear()
+        planners.plan_step.cache_clear()
         return make_plan(cn)
 
     forward = [fresh().step(t) for t in range(1, 61)]
