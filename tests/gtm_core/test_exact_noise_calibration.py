@@ -1,6 +1,6 @@
 """The exact_noise planner (gtm_core/exact_noise_calibration.py).
 
-Statistical checks (reference GTM, Algorithm 1, with eta_1 fixed through ``GTM._restore``): exact
+Statistical checks (reference GTM, Algorithm 1, with eta_1 fixed through ``GTM.restore``): exact
 binomial tests at ALPHA = 1e-3 with fixed seeds; each has a power companion on a deliberately wrong
 plan (rho halved or doubled) that the same test must reject.
 """
@@ -223,7 +223,7 @@ def _reference_counts(sp, mu1: float, eta1: float, p: float, n: int, seed: int) 
     fed = Negated(mech) if sp.s == -1 else mech
     halts = 0
     for _ in range(n):
-        g = GTM._restore(rng, eta1=eta1, mu1=mu1, steps_taken=0)
+        g = GTM.restore(rng, eta1=eta1, mu1=mu1, steps_taken=0)
         halts += g.step(fed, None, sp.eps_t, sp.tau2, sp.c, sp.rho, sp.s) == sp.s
     return n - halts, halts
 
