@@ -34,7 +34,8 @@ import numpy as np
 from flint import arb, ctx
 
 from gtm_core import formulas as F
-from gtm_core.budget import lambda_tail
+from gtm_core.planners.budget import lambda_tail
+from gtm_core.zeta import zeta_enclosure
 
 ARB_PREC = 256  # bits; every quantity here needs far fewer, the rest is headroom
 
@@ -330,8 +331,8 @@ def failure_allocation(mu1: float, tau1: float, rows, beta: float, *, sample_com
 
 
 def zeta_allocation(rows, beta: float) -> dict:
-    """How much of beta the horizon uses, with a rigorous enclosure of zeta when available
-    (gtm_core.zeta.zeta_enclosure, arb ball) - otherwise the interval series bound below."""
+    """How much of beta the horizon uses, with a rigorous enclosure of zeta (gtm_core.zeta.zeta_enclosure,
+    arb ball)."""
     with arb_precision():
         S = arb(0)
         for r in rows:
@@ -347,24 +348,8 @@ def zeta_allocation(rows, beta: float) -> dict:
 
 
 def zeta_ball() -> tuple[arb, str]:
-    """A ball proved to contain zeta = sum_j 1/(j ln^3(j+2)) (Definition 7)."""
-    try:
-        from gtm_core.zeta import zeta_enclosure  # formulas branch: Euler-Maclaurin, arb
-    except ImportError:
-        zeta_enclosure = None
-    if zeta_enclosure is not None:
-        return arb(zeta_enclosure(30)), "gtm_core.zeta.zeta_enclosure (Euler-Maclaurin, arb)"
-    # f(x) = 1/(x ln^3(x+2)) is positive and decreasing, so the tail from N satisfies
-    #   0 <= sum_{j>=N} f(j) <= f(N) + int_N^inf f <= f(N) + int_N^inf dx/(x ln^3 x) = f(N) + 1/(2 ln^2 N).
-    # (A wide but certainly valid ball; the Euler-Maclaurin enclosure above is tight.)
-    N = 10_000
-    head = arb(0)
-    for j in range(1, N):
-        x = arb(j)
-        head += 1 / (x * (x + 2).log() ** 3)
-    fN = 1 / (arb(N) * (arb(N) + 2).log() ** 3)
-    tail_hi = fN + 1 / (2 * arb(N).log() ** 2)
-    return head.union(head + tail_hi), "direct sum to 10^4 + integral tail bound (wide)"
+    """A ball proved to contain zeta = sum_j 1/(j ln^3(j+2)) (Definition 7), with its method."""
+    return arb(zeta_enclosure(30)), "gtm_core.zeta.zeta_enclosure (Euler-Maclaurin, arb)"
 
 
 # ---------------------------------------------------------------------------

@@ -40,7 +40,7 @@ from hypothesis import strategies as st
 
 from audits.cli import cli
 from gtm_core import GTMConfig, GTMParameters, StepSpec, StreamParameters, make_plan
-from gtm_core import budget as B
+from gtm_core.planners import budget as B
 from gtm_core import formulas as F
 from gtm_core import numeric, validation
 from gtm_core import reference as R

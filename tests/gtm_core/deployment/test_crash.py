@@ -3,7 +3,7 @@
 Two kinds of kills, all bounded and seeded:
 
 * injected: the worker kills itself (SIGKILL) at a named point of the write protocol
-  (``gtm_core.deployment._fault_hook``), at every point, for the write-ahead and the commit
+  (``gtm_core.deployment.state.fault_hook``), at every point, for the write-ahead and the commit
   write, and inside the mechanism's evaluation;
 * random: the parent kills a worker that steps continuously after a random delay.
 
@@ -31,7 +31,7 @@ import numpy as np
 import pytest
 
 from gtm_core import GTMConfig
-from gtm_core import deployment as D
+from gtm_core.deployment import state as S
 from gtm_core.deployment import Deployment
 from gtm_core.errors import HaltedError, StateError
 
@@ -83,7 +83,7 @@ def worker(state, log_path, *, seed, create=False, kill_point=None, occurrence=1
                     if hits["n"] == occurrence:
                         os.kill(os.getpid(), signal.SIGKILL)
 
-            D._fault_hook = hook
+            S.fault_hook = hook
         rng = np.random.default_rng(seed)
         if create:
             Deployment.create(state, CONFIG).close()

@@ -19,7 +19,7 @@ import numbers
 import numpy as np
 from scipy import stats
 
-from .errors import GTMError, InvalidParameter
+from ..errors import GTMError, InvalidParameter
 
 
 def _typed_errors(fn):

@@ -16,7 +16,7 @@ import pytest
 
 from gtm_core.exact import transcript_distribution
 
-from tests.gtm_core.exact_golden_helpers import GOLDEN_P1, GOLDEN_P3, GOLDEN_PLAN, nested_gauss_legendre
+from tests.gtm_core.exact.golden_helpers import GOLDEN_P1, GOLDEN_P3, GOLDEN_PLAN, nested_gauss_legendre
 
 # (halt_t, cont_t) for t = 1..T
 GOLDEN_T1 = [

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from gtm_core import GTMConfig, make_plan
-from gtm_core import exact_calibration as X
+from gtm_core.planners import exact_tails as X
 
 BASE = {
     "gtm": {"epsilon": 1.0, "theta": 1.0, "gamma": 1.5, "beta": 0.05},

@@ -6,7 +6,7 @@ from fractions import Fraction
 import pytest
 
 from gtm_core import GTMConfig, make_plan
-from gtm_core import rounding as R
+from gtm_core.planners import rounding as R
 
 
 def _plan(param="theorem21", **stream):

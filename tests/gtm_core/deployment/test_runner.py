@@ -9,12 +9,14 @@ import pickle
 import stat
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from gtm_core import GTMConfig, make_plan
-from gtm_core import deployment as D
+from gtm_core.deployment import runner as dep_runner
+from gtm_core.deployment import state as S
 from gtm_core.deployment import CommandMechanism, Deployment
 from gtm_core.errors import (
     EvaluationBudgetExceeded,
@@ -48,10 +50,10 @@ def raw_body(path):
 
 def reseal(path, body):
     """Write a validly authenticated state with a modified body (what a key holder could do)."""
-    key = D._read_key(D.Path(str(path) + ".key"))
+    key = S.read_key(Path(str(path) + ".key"))
     os.chmod(path, 0o600)
     with open(path, "wb") as fh:
-        fh.write(D._seal(body, key))
+        fh.write(S.seal(body, key))
 
 
 @pytest.fixture
@@ -162,7 +164,7 @@ def test_edit_with_recomputed_checksum_is_detected_by_the_hmac(state):
     Deployment.create(state, config()).close()
     doc = json.loads(state.read_text())
     doc["body"]["secret"]["eta1"] = 0.0
-    raw = D._canonical(doc["body"])
+    raw = S.canonical_body(doc["body"])
     doc["sha256"] = hashlib.sha256(raw).hexdigest()
     doc["hmac_sha256"] = hmac.new(b"guess" * 8, raw, hashlib.sha256).hexdigest()
     state.write_text(json.dumps(doc))
@@ -297,8 +299,8 @@ def test_bad_time_limit_is_a_typed_error_and_changes_nothing(state, bad):
 
 
 def test_budget_exceeded_fails_before_any_evaluation(state, monkeypatch):
-    real = D._step_plan
-    monkeypatch.setattr(D, "_step_plan", lambda cfg, t: dataclasses.replace(real(cfg, t), evaluation_budget=0))
+    real = dep_runner.uncached_step_plan
+    monkeypatch.setattr(dep_runner, "uncached_step_plan", lambda cfg, t: dataclasses.replace(real(cfg, t), evaluation_budget=0))
     calls = []
     with Deployment.create(state, config()) as dep:
         with pytest.raises(EvaluationBudgetExceeded):
@@ -328,11 +330,11 @@ def test_pending_step_found_on_open_fails_the_deployment(state, monkeypatch):
 
     dep = Deployment.create(state, config())
     dep.step(never)
-    monkeypatch.setattr(D, "_fault_hook", hook)
+    monkeypatch.setattr(S, "fault_hook", hook)
     with pytest.raises(_Crash):
         dep.step(never)
     dep.close()
-    monkeypatch.setattr(D, "_fault_hook", None)
+    monkeypatch.setattr(S, "fault_hook", None)
     assert raw_body(state)["pending_step"] == 2
     _assert_failed_on_disk(state, "crashed_during_step", 2)
     assert raw_body(state)["steps_done"] == 1
@@ -344,11 +346,11 @@ def test_crash_before_the_write_ahead_record_reruns_the_step(state, monkeypatch)
             raise _Crash
 
     dep = Deployment.create(state, config())
-    monkeypatch.setattr(D, "_fault_hook", hook)
+    monkeypatch.setattr(S, "fault_hook", hook)
     with pytest.raises(_Crash):
         dep.step(never)
     dep.close()
-    monkeypatch.setattr(D, "_fault_hook", None)
+    monkeypatch.setattr(S, "fault_hook", None)
     with Deployment.open(state) as dep:
         assert dep.status == "running" and dep.steps_done == 0
         dep.step(never)
@@ -454,7 +456,7 @@ def test_deployment_with_command_mechanism_and_timeout(state):
 
 
 def _budget_exceed_count(plan, sp, budget, n, seed):
-    """Phase 1 of the deployment's step (GTM._draw_count, the code the deployment runs) n times."""
+    """Phase 1 of the deployment's step (GTM.draw_count, the code the deployment runs) n times."""
     from gtm_core.reference import GTM
 
     rng = np.random.default_rng(seed)
@@ -463,7 +465,7 @@ def _budget_exceed_count(plan, sp, budget, n, seed):
         g = GTM(rng)
         g.init(plan.tau1, plan.mu1)
         try:
-            g._draw_count(sp.eps_t, sp.tau2, sp.rho, sp.s, budget)
+            g.draw_count(sp.eps_t, sp.tau2, sp.rho, sp.s, budget)
         except EvaluationBudgetExceeded:
             exceeded += 1
     return exceeded

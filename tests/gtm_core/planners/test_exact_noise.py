@@ -1,6 +1,6 @@
 """The exact_noise planner (gtm_core/exact_noise_calibration.py).
 
-Statistical checks (reference GTM, Algorithm 1, with eta_1 fixed through ``GTM._restore``): exact
+Statistical checks (reference GTM, Algorithm 1, with eta_1 fixed through ``GTM.restore``): exact
 binomial tests at ALPHA = 1e-3 with fixed seeds; each has a power companion on a deliberately wrong
 plan (rho halved or doubled) that the same test must reject.
 """
@@ -16,10 +16,10 @@ from flint import arb
 from scipy import stats
 
 from gtm_core import GTMConfig, make_plan, planners
-from gtm_core import exact_noise_calibration as XN
+from gtm_core.planners import exact_noise as XN
 from gtm_core.errors import UnsupportedConfiguration
 from gtm_core.exact import StepEval, StepModel, working_precision
-from gtm_core.exact_calibration import expected_evaluations
+from gtm_core.planners.exact_tails import expected_evaluations
 from gtm_core.reference import GTM, BernoulliMechanism, Negated
 
 ALPHA = 1e-3
@@ -130,7 +130,7 @@ def test_certificate_is_not_vacuous():
 def test_uncertifiable_step_raises_instead_of_returning(monkeypatch):
     cn = _config(horizon=5, gamma=1.3)
     XN._calibrated.cache_clear()
-    planners._plan_step.cache_clear()
+    planners.plan_step.cache_clear()
 
     def never(st, c, rho):
         return {"certified": False, "type_I_certified": False, "type_II_certified": False}
@@ -141,7 +141,7 @@ def test_uncertifiable_step_raises_instead_of_returning(monkeypatch):
     with pytest.raises(UnsupportedConfiguration):
         make_plan(cn)
     XN._calibrated.cache_clear()
-    planners._plan_step.cache_clear()
+    planners.plan_step.cache_clear()
 
 
 # ---------------------------------------------------------------------------
@@ -170,7 +170,7 @@ def test_plan_does_not_depend_on_the_order_steps_are_planned():
     def fresh():
         XN._calibrated.cache_clear()
         XN._C_HINTS.clear()
-        planners._plan_step.cache_clear()
+        planners.plan_step.cache_clear()
         return make_plan(cn)
 
     forward = [fresh().step(t) for t in range(1, 61)]
@@ -223,7 +223,7 @@ def _reference_counts(sp, mu1: float, eta1: float, p: float, n: int, seed: int) 
     fed = Negated(mech) if sp.s == -1 else mech
     halts = 0
     for _ in range(n):
-        g = GTM._restore(rng, eta1=eta1, mu1=mu1, steps_taken=0)
+        g = GTM.restore(rng, eta1=eta1, mu1=mu1, steps_taken=0)
         halts += g.step(fed, None, sp.eps_t, sp.tau2, sp.c, sp.rho, sp.s) == sp.s
     return n - halts, halts
 
