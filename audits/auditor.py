@@ -6,13 +6,14 @@ reports, at the stated confidence, a lower bound on the deployment's privacy los
 (:mod:`audits.statistics`). The verdict is ``violation`` when the bound exceeds the claimed
 epsilon, else ``no-violation-found``.
 
-Two phases, on disjoint samples:
+Three phases (:func:`select`, :func:`validate`, :func:`estimate`), on disjoint samples:
 
 1. *Selection* (a share of the budget): successive halving over the candidate pairs - every
    surviving pair is sampled more, ranked by the bound the final phase would report, the best
-   quarter survive, and the best few are refined (:func:`audits.search.refine`). The output is one
-   pre-registered witness: a pair, an event and a direction.
-2. *Estimation*: fresh samples of the witness pair only. The planned number of runs M per input
+   quarter survive, and the best few are refined (:func:`audits.search.refine`).
+2. *Validation*: the top pairs and their best events re-ranked on fresh samples (removes the
+   winner's curse). The output is one pre-registered witness: a pair, an event and a direction.
+3. *Estimation*: fresh samples of the witness pair only. The planned number of runs M per input
    is fixed before sampling (from the measured throughput and the remaining budget); each input
    is run a Poisson(M) number of times (drawn from the audit's seeded generator, independent of
    the outputs), so the event counts are independent Poisson variables and the *conditional
@@ -53,7 +54,8 @@ MIN_COUNT = 10  # an event needs this many selection hits on its likely side to 
 
 
 class AuditProblem(Protocol):
-    """What the engine needs to know about the audited mechanism."""
+    """What the engine needs to know about the audited mechanism. A problem may also set
+    ``initial_samples`` (first-round runs per input) when its strongest events are rare."""
 
     def initial_candidates(self) -> list: ...
     def refine(self, candidate, rng: np.random.Generator) -> list: ...

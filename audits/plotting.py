@@ -58,8 +58,9 @@ def colour_for(mechanism: str) -> str:
 
 
 @contextmanager
-def figure(nrows: int = 1, ncols: int = 1, *, figsize=(7.5, 3.8), squeeze: bool = True):
-    """A new Agg figure and its axes in the shared style; build and save it inside the ``with``."""
+def figure(nrows: int = 1, ncols: int = 1, *, figsize=(7.5, 3.8), squeeze: bool = True, margins: dict | None = None):
+    """A new Agg figure and its axes in the shared style (``margins``: fixed subplot margins); build and
+    save it inside the ``with``."""
     import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -68,6 +69,8 @@ def figure(nrows: int = 1, ncols: int = 1, *, figsize=(7.5, 3.8), squeeze: bool 
         fig = Figure(figsize=figsize)
         FigureCanvasAgg(fig)
         axes = fig.subplots(nrows, ncols, squeeze=squeeze)
+        if margins:
+            fig.subplots_adjust(**margins)
         yield fig, axes
 
 

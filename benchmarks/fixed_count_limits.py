@@ -3,7 +3,7 @@
     python -m benchmarks.fixed_count_limits [--config examples/default.toml] [--runs-per-side 8e7]
 
 The broken deployment draws K_t ~ Binomial(round(lambda_t), q_t) instead of K_t ~ Po(lambda_t q_t).
-Its halting-time law is computed numerically with the machinery of audits/distribution.py (step
+Its halting-time law is computed numerically with the machinery of audits/power/distribution.py (step
 tables G_t, H_t on the eta_1 grid, eta_2 integrated by FFT; h = 0.02, tails < e^-40), cached per
 (step, success probability) so that thousands of neighbouring pairs can be scanned:
 

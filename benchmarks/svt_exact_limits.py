@@ -3,7 +3,7 @@
     python -m benchmarks.svt_exact_limits [--seconds 600] [--seed 0]
 
 SVT4 of Lyu, Su and Li (2017) at claimed eps = 0.1, 10 queries, c = 1, t = 1 (the settings of
-audits/svt.py and DP-Sniper's evaluation) is (1 + 6c)/4 eps = 0.175-DP, and no better: its loss
+audits/power/svt.py and DP-Sniper's evaluation) is (1 + 6c)/4 eps = 0.175-DP, and no better: its loss
 supremum is 0.175. The issue asks for a certified lower bound >= 0.169 (DP-Sniper's published
 value, obtained with >= 2e8 samples) from <= 2e7 samples. This script computes the EXACT output
 law (Gauss-Legendre quadrature over the threshold noise rho; given rho the queries are

@@ -108,10 +108,24 @@ def exact_thresholds(body: dict) -> dict:
     return {}
 
 
+STEP_MARGINS = dict(left=0.11, right=0.98, bottom=0.15, top=0.9)  # fixed margins: layout engines are slow
+
+
+def _finish_log_log(fig, ax, ylabel: str, title: str) -> str:
+    """Log-log axes against the step t, labelled; the figure as base64 PNG."""
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("step t")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    return png_base64(fig)
+
+
 def plot_thresholds(steps: list[dict], exact: dict | None = None) -> str:
     steps = _thin(steps)
-    with figure() as (fig, ax):
-        fig.subplots_adjust(left=0.11, right=0.98, bottom=0.15, top=0.9)  # fixed margins: layout engines are slow
+    with figure(margins=STEP_MARGINS) as (fig, ax):
         t = [r["t"] for r in steps]
         ax.plot(t, [r["p_star"] for r in steps], label="p*_t (halts at or above)")
         ax.plot(t, [r["p_bar"] for r in steps], label="p_bar_t (continues at or below)")
@@ -122,53 +136,30 @@ def plot_thresholds(steps: list[dict], exact: dict | None = None) -> str:
             ax.plot(t, [max(r["continue_threshold"], 1e-300) for r in steps], "--",
                     label="p_bar_t - phi_t (purified)")
             ax.plot(t, [min(r["halt_threshold"], 1.0) for r in steps], "--", label="p*_t + phi_t (purified)")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("step t")
-        ax.set_ylabel("success probability p_t")
-        ax.set_title("Target p*_t and guaranteed rejection threshold p_bar_t")
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
-        return png_base64(fig)
+        return _finish_log_log(fig, ax, "success probability p_t", "Target p*_t and guaranteed rejection threshold p_bar_t")
 
 
 def plot_lambda_range(steps: list[dict]) -> str:
     steps = _thin(steps)
-    with figure() as (fig, ax):
-        fig.subplots_adjust(left=0.11, right=0.98, bottom=0.15, top=0.9)  # fixed margins: layout engines are slow
+    with figure(margins=STEP_MARGINS) as (fig, ax):
         t = [r["t"] for r in steps]
         lo = [_num(r["lambda_range"][0]) for r in steps]
         hi = [_num(r["lambda_range"][1]) for r in steps]
         ax.fill_between(t, lo, hi, alpha=0.35, label="lambda_t on the good event")
         ax.plot(t, [r["rho"] for r in steps], lw=1, label="base rate rho_t")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("step t")
-        ax.set_ylabel("Poisson mean lambda_t")
-        ax.set_title("Range of lambda_t (Lemma 19(2))")
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
-        return png_base64(fig)
+        return _finish_log_log(fig, ax, "Poisson mean lambda_t", "Range of lambda_t (Lemma 19(2))")
 
 
 def plot_evaluations(steps: list[dict]) -> str:
     steps = _thin(steps)
-    with figure() as (fig, ax):
-        fig.subplots_adjust(left=0.11, right=0.98, bottom=0.15, top=0.9)  # fixed margins: layout engines are slow
+    with figure(margins=STEP_MARGINS) as (fig, ax):
         t = [r["t"] for r in steps]
         ev = [_num(r["expected_evaluations"]) for r in steps]
         if all(math.isfinite(e) for e in ev):
             ax.plot(t, ev, label="expected evaluations E[N_t]")
         ax.plot(t, [_num(r["lambda_max_upper"]) for r in steps], label="lambda_max,t (good event)")
         ax.plot(t, [r["evaluation_budget"] for r in steps], "--", label="evaluation budget")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("step t")
-        ax.set_ylabel("evaluations of M_t")
-        ax.set_title("Evaluations per step (Lemma 12, Theorem 21(3), Lemma 22)")
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
-        return png_base64(fig)
+        return _finish_log_log(fig, ax, "evaluations of M_t", "Evaluations per step (Lemma 12, Theorem 21(3), Lemma 22)")
 
 
 def audit_events(body: dict) -> list[dict]:

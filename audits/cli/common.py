@@ -73,20 +73,20 @@ def write_json(path: Path | None, payload: Any) -> None:
 
 
 def parse_float_list(text: str, option: str) -> list[float]:
-    try:
-        values = [float(v) for v in text.split(",") if v.strip() != ""]
-    except ValueError:
-        raise UsageFailure(f"{option} must be a comma-separated list of numbers, got {text!r}") from None
-    if not values:
-        raise UsageFailure(f"{option} must not be empty")
-    return values
+    """A comma-separated list of numbers given to ``option``."""
+    return _parse_list(text, option, float, "numbers")
 
 
 def parse_int_list(text: str, option: str) -> list[int]:
+    """A comma-separated list of integers given to ``option``."""
+    return _parse_list(text, option, int, "integers")
+
+
+def _parse_list(text: str, option: str, kind, noun: str) -> list:
     try:
-        values = [int(v) for v in text.split(",") if v.strip() != ""]
+        values = [kind(v) for v in text.split(",") if v.strip() != ""]
     except ValueError:
-        raise UsageFailure(f"{option} must be a comma-separated list of integers, got {text!r}") from None
+        raise UsageFailure(f"{option} must be a comma-separated list of {noun}, got {text!r}") from None
     if not values:
         raise UsageFailure(f"{option} must not be empty")
     return values

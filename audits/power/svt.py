@@ -37,6 +37,7 @@ import numpy as np
 from scipy import integrate
 
 from gtm_core.errors import InvalidParameter
+from gtm_core.numeric import laplace_cdf, laplace_density
 
 from ..events import EventSpace, halting_events
 
@@ -317,10 +318,6 @@ class SVTProblem:
 # ---------------------------------------------------------------------------
 
 
-def _lap_cdf(x, b):
-    return np.where(x < 0, 0.5 * np.exp(np.minimum(x, 0) / b), 1 - 0.5 * np.exp(-np.maximum(x, 0) / b))
-
-
 def first_above_distribution(mech: SVT, q) -> np.ndarray:
     """Pr[first "above" at k] (k = 1..10; index 0 = none) for the aborting, value-free variants."""
     if not mech.aborts or mech.name == "SVT3":
@@ -328,8 +325,8 @@ def first_above_distribution(mech: SVT, q) -> np.ndarray:
     q = np.asarray(q, dtype=float)
     b_rho, b_nu = mech.rho_scale, mech.nu_scale
     r = np.linspace(-60 * b_rho, 60 * b_rho, 100_001)
-    f = np.exp(-np.abs(r) / b_rho) / (2 * b_rho)
-    below = _lap_cdf((r + mech.t)[:, None] - q[None, :], b_nu)  # Pr[q_j + nu_j < rho + t]
+    f = laplace_density(r, scale=b_rho)
+    below = laplace_cdf((r + mech.t)[:, None] - q[None, :], scale=b_nu)  # Pr[q_j + nu_j < rho + t]
     out = np.zeros(N_QUERIES + 1)
     surv = f.copy()
     for k in range(N_QUERIES):
@@ -351,7 +348,7 @@ def svt3_distribution(mech: SVT, q) -> np.ndarray:
     q = np.asarray(q, dtype=float)
     b_rho, b_nu = mech.rho_scale, mech.nu_scale
     r = np.linspace(-60 * b_rho, 60 * b_rho, 100_001)
-    f = np.exp(-np.abs(r) / b_rho) / (2 * b_rho)
+    f = laplace_density(r, scale=b_rho)
     x = r + mech.t
     edges = np.concatenate([[-np.inf], VALUE_EDGES, [np.inf]])
     B = VALUE_EDGES.size + 1
@@ -361,9 +358,9 @@ def svt3_distribution(mech: SVT, q) -> np.ndarray:
         for bi in range(B):
             lo = np.maximum(edges[bi], x) - q[k]
             hi = edges[bi + 1] - q[k]
-            mass = np.where(hi > lo, _lap_cdf(np.clip(hi, -1e6, 1e6), b_nu) - _lap_cdf(np.clip(lo, -1e6, 1e6), b_nu), 0.0)
+            mass = np.where(hi > lo, laplace_cdf(np.clip(hi, -1e6, 1e6), scale=b_nu) - laplace_cdf(np.clip(lo, -1e6, 1e6), scale=b_nu), 0.0)
             out[1 + k * B + bi] = integrate.trapezoid(surv * mass, r)
-        surv = surv * _lap_cdf(x - q[k], b_nu)
+        surv = surv * laplace_cdf(x - q[k], scale=b_nu)
     out[0] = integrate.trapezoid(surv, r)
     return out
 
@@ -384,7 +381,7 @@ def vector_distribution(mech: SVT, q) -> np.ndarray:
         out = np.zeros(codes.size)
         cuts = np.sort(np.unique(q - mech.t))
         edges = np.concatenate([[-np.inf], cuts, [np.inf]])
-        cdf = _lap_cdf(np.clip(edges, -1e6, 1e6), b_rho)
+        cdf = laplace_cdf(np.clip(edges, -1e6, 1e6), scale=b_rho)
         for hi, plo, phi in zip(edges[1:], cdf[:-1], cdf[1:]):
             # for rho in (lo, hi) query j is above iff q_j - t >= hi (no query when hi = inf)
             above = (q - mech.t >= hi) if np.isfinite(hi) else np.zeros(q.size, dtype=bool)
@@ -392,8 +389,8 @@ def vector_distribution(mech: SVT, q) -> np.ndarray:
             out[code] += phi - plo
         return out
     r = np.linspace(-60 * b_rho, 60 * b_rho, 12_001)
-    f = np.exp(-np.abs(r) / b_rho) / (2 * b_rho)
-    above = 1 - _lap_cdf((r + mech.t)[:, None] - q[None, :], mech.nu_scale)
+    f = laplace_density(r, scale=b_rho)
+    above = 1 - laplace_cdf((r + mech.t)[:, None] - q[None, :], scale=mech.nu_scale)
     with np.errstate(divide="ignore"):
         la, lb = np.maximum(np.log(above), -745.0), np.maximum(np.log1p(-above), -745.0)
     logp = bits @ la.T + (1 - bits) @ lb.T  # (codes, grid)

@@ -1,4 +1,4 @@
-"""audits/bench.py: the GTM critical-p sampler has the simulator's law; helpers; one cell end to end.
+"""audits/bench/run.py: the GTM critical-p sampler has the simulator's law; helpers; one cell end to end.
 
 Statistical tests: ALPHA = 1e-3, fixed seeds; the sampler test has a power companion
 (a perturbed plan is detected by the same test).
