@@ -43,14 +43,18 @@ def _without_seconds(doc: dict) -> dict:
     return doc
 
 
-def test_seeded_max_samples_audit_is_unchanged(tmp_path):
+def _seeded_audit(tmp_path, seed: int) -> dict:
     out = tmp_path / "audit.json"
     res = _gtm("audit", "--target", f"{sys.executable} -m audits.serve examples/default.toml", "--epsilon", "1",
-               "--eps-t", "0.1", "--seed", "3", "--max-samples", "200000", "--seconds", "600", "--json", str(out),
-               "--quiet")
+               "--eps-t", "0.1", "--seed", str(seed), "--max-samples", "200000", "--seconds", "600", "--json",
+               str(out), "--quiet")
     assert res.returncode == 0, res.stderr
+    return json.loads(out.read_text())
+
+
+def test_seeded_max_samples_audit_is_unchanged(tmp_path):
     before = json.loads((FIXTURES / "audit_seed3.json").read_text())
-    after = json.loads(out.read_text())
+    after = _seeded_audit(tmp_path, 3)
     # the target string names the interpreter; the fixture's was "python"
     before["target"] = after["target"] = None
     assert _without_seconds(after) == _without_seconds(before)
@@ -58,13 +62,8 @@ def test_seeded_max_samples_audit_is_unchanged(tmp_path):
 
 def test_seeded_audit_pin_detects_a_changed_seed(tmp_path):
     """Power of the pin above: a different seed gives a different document."""
-    out = tmp_path / "audit.json"
-    res = _gtm("audit", "--target", f"{sys.executable} -m audits.serve examples/default.toml", "--epsilon", "1",
-               "--eps-t", "0.1", "--seed", "4", "--max-samples", "200000", "--seconds", "600", "--json", str(out),
-               "--quiet")
-    assert res.returncode == 0, res.stderr
     before = json.loads((FIXTURES / "audit_seed3.json").read_text())
-    after = json.loads(out.read_text())
+    after = _seeded_audit(tmp_path, 4)
     assert after["witness"] != before["witness"] or after["per_event"] != before["per_event"]
 
 
