@@ -54,8 +54,11 @@ MIN_COUNT = 10  # an event needs this many selection hits on its likely side to 
 
 
 class AuditProblem(Protocol):
-    """What the engine needs to know about the audited mechanism. A problem may also set
-    ``initial_samples`` (first-round runs per input) when its strongest events are rare."""
+    """What the engine needs to know about the audited mechanism. Candidates carry ``family`` and
+    ``to_dict()``; inputs are hashable sequences. ``initial_samples`` (first-round runs per input)
+    overrides the engine's default when the problem's strongest events are rare (None: the default)."""
+
+    initial_samples: int | None
 
     def initial_candidates(self) -> list: ...
     def refine(self, candidate, rng: np.random.Generator) -> list: ...
@@ -152,6 +155,8 @@ class AuditResult:
 
 class GTMProblem:
     """Neighbouring Bernoulli streams for a GTM target; outputs are halting times."""
+
+    initial_samples = None  # the engine's default
 
     def __init__(self, target: Target, eps_t, *, max_T: int = 50, oracle_plan=None, oracle_seconds: float = 10.0,
                  extra_candidates=()):
@@ -416,7 +421,7 @@ def run_audit(
     settings = AuditSettings(epsilon=float(epsilon), seconds=seconds, max_samples=max_samples, seed=int(seed),
                              confidence=confidence, selection_share=selection_share,
                              validation_share=validation_share,
-                             n0=int(getattr(problem, "initial_samples", n0)))  # a problem may ask for more
+                             n0=int(problem.initial_samples or n0))
     clock = Clock(seconds)
     book = SampleBook(problem, settings, clock, Seeds(seed))
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0xA0D17]))
@@ -442,7 +447,7 @@ def _result(problem, book: SampleBook, settings: AuditSettings, selection: Selec
     M, na, nb = est.runs_mean, est.n_a, est.n_b
     witness = AuditWitness(
         input_a=problem.describe_input(a), input_b=problem.describe_input(b), event=chosen.event,
-        family=getattr(chosen.candidate, "family", ""), count_a=k_a, n_a=na, count_b=k_b, n_b=nb,
+        family=chosen.candidate.family, count_a=k_a, n_a=na, count_b=k_b, n_b=nb,
         probability_a=k_a / max(na, 1), probability_a_lower=min(float(lo_a) / M, 1.0),
         probability_b=k_b / max(nb, 1), probability_b_upper=min(float(hi_b) / M, 1.0),
         event_codes=tuple(int(x) for x in np.nonzero(chosen.membership)[0]), runs_mean=int(M), loss_bound=bound,
@@ -450,9 +455,7 @@ def _result(problem, book: SampleBook, settings: AuditSettings, selection: Selec
     per_event = event_estimates(ev.names, ev.counts(est.hist_a), na, ev.counts(est.hist_b), nb, alpha)
     bound_reported = max(bound, 0.0) if math.isfinite(bound) else 0.0
     verdict = VIOLATION if bound > settings.epsilon else NO_VIOLATION
-    top = [{"score": sc.score, "event": sc.event,
-            "pair": sc.candidate.to_dict() if hasattr(sc.candidate, "to_dict") else str(sc.candidate)}
-           for sc in selection.ranked[:5]]
+    top = [{"score": sc.score, "event": sc.event, "pair": sc.candidate.to_dict()} for sc in selection.ranked[:5]]
     return AuditResult(
         verdict=verdict, epsilon_claimed=settings.epsilon, epsilon_lower_bound=float(bound_reported),
         confidence=settings.confidence, witness=witness, samples=int(book.samples), seconds=book.clock.elapsed(),
@@ -471,7 +474,7 @@ def _norm_isf(x: float) -> float:
 
 def _cost_class(problem, c) -> int:
     a, _ = problem.inputs(c)
-    n = len(a) if hasattr(a, "__len__") else 1
+    n = len(a)
     return 0 if n <= 5 else 1 if n <= 20 else 2
 
 
