@@ -30,13 +30,14 @@ Ghazi in :mod:`.dropping`, and small shared helpers in :mod:`.common`.
 
 from .above_threshold import AboveThreshold, laplace_probability, laplace_quantile
 from .cohen import CohenTest
-from .common import PeerResult
+from .common import PeerParameters, PeerResult
 from .dropping import DroppingTester
 from .ghazi import GhaziRandomDropping
 from .liu_talwar import LiuTalwar
 from .threshold_select import ThresholdSelectTester, threshold_select, threshold_select_iterations
 
 __all__ = [
+    "PeerParameters",
     "PeerResult",
     "LiuTalwar",
     "DroppingTester",
