@@ -9,7 +9,7 @@ Every peer is a frozen description (its parameters, validated at construction) w
 * ``simulate(p, n, rng)``         - n independent runs on the Bernoulli stream p[0..T-1] (vectorised);
 * ``false_halt_probability(p, T)``- Pr[halt within T steps] on the constant stream p (numerical
                                     quadrature of the mechanism's exact law; cross-checked against
-                                    ``simulate`` in tests/gtm_core/test_baselines.py);
+                                    ``simulate`` in tests/gtm_core/baselines/test_peers.py);
 * ``first_step_halt_probability(p)`` - Pr[halt at step 1 | p_1 = p] (Type II check at p*).
 
 All peers halt on ``+1`` (the paper's s_t = +1 formulation of Section 9). Streams are
@@ -30,13 +30,14 @@ Ghazi in :mod:`.dropping`, and small shared helpers in :mod:`.common`.
 
 from .above_threshold import AboveThreshold, laplace_probability, laplace_quantile
 from .cohen import CohenTest
-from .common import PeerResult
+from .common import PeerParameters, PeerResult
 from .dropping import DroppingTester
 from .ghazi import GhaziRandomDropping
 from .liu_talwar import LiuTalwar
 from .threshold_select import ThresholdSelectTester, threshold_select, threshold_select_iterations
 
 __all__ = [
+    "PeerParameters",
     "PeerResult",
     "LiuTalwar",
     "DroppingTester",

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..numeric import laplace_cdf
-from ..validation import check_open_unit, check_positive, check_positive_int, check_stream
-from .common import PeerResult, check_run_count, check_success_probability, laplace_expectation
+from ..validation import check_positive_int, check_stream
+from .common import PeerParameters, PeerResult, check_run_count, check_success_probability, laplace_expectation
 
 
 # ---------------------------------------------------------------------------
@@ -30,7 +30,7 @@ def laplace_probability(q, eps_1):
 
 
 @dataclass(frozen=True)
-class AboveThreshold:
+class AboveThreshold(PeerParameters):
     """Classic AboveThreshold (Dwork-Roth Algorithm 1 / Theorem 3.23; Section 9.1) as an oracle tester.
 
     On the Laplace-mechanism instance of Corollary 30 (M_t = sgn(f_t + Lap(1/eps1) - tau_L)), the value
@@ -41,18 +41,11 @@ class AboveThreshold:
     Pure eps-DP with respect to |f - f'| <= 1 (the neighbouring relation of the instance).
     """
 
-    epsilon: float
-    eps_1: float
-    p_star: float
-    beta: float
     T: int
     name: str = field(default="above-threshold", init=False)
 
     def __post_init__(self):
-        check_positive("epsilon", self.epsilon)
-        check_positive("eps_1", self.eps_1)
-        check_open_unit("p_star", self.p_star)
-        check_open_unit("beta", self.beta)
+        super().__post_init__()
         check_positive_int("T", self.T)
 
     @property

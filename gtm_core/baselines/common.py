@@ -12,6 +12,24 @@ from scipy import integrate
 
 from .. import formulas as F
 from ..errors import InvalidParameter
+from ..validation import check_open_unit, check_positive
+
+
+@dataclass(frozen=True)
+class PeerParameters:
+    """The parameters every peer takes: target privacy epsilon, the input mechanisms' eps_1, the halting
+    target p* and the failure probability beta (validated here; each peer adds its own)."""
+
+    epsilon: float
+    eps_1: float
+    p_star: float
+    beta: float
+
+    def __post_init__(self):
+        check_positive("epsilon", self.epsilon)
+        check_positive("eps_1", self.eps_1)
+        check_open_unit("p_star", self.p_star)
+        check_open_unit("beta", self.beta)
 
 
 @dataclass(frozen=True)

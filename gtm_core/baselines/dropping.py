@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidParameter
-from ..validation import check_open_unit, check_positive, check_stream
-from .common import PeerResult, check_run_count, check_success_probability
+from ..validation import check_stream
+from .common import PeerParameters, PeerResult, check_run_count, check_success_probability
 
 
 # ---------------------------------------------------------------------------
@@ -18,7 +18,7 @@ from .common import PeerResult, check_run_count, check_success_probability
 
 
 @dataclass(frozen=True)
-class DroppingTester:
+class DroppingTester(PeerParameters):
     """Shared parameters and law of the random-dropping testers (Cohen et al., Ghazi et al.).
 
     Both take (epsilon, eps_1, p*, beta) with epsilon > 2 eps_1, halt when p_t >= p* and evaluate M_t at most
@@ -26,18 +26,11 @@ class DroppingTester:
     run halts on the first call whose gate passes and whose evaluation returns +1. Only passing calls
     evaluate M_t."""
 
-    epsilon: float
-    eps_1: float
-    p_star: float
-    beta: float
 
     requirement = "epsilon > 2 eps_1"  # not a field: the subclass's wording of the condition
 
     def __post_init__(self):
-        check_positive("epsilon", self.epsilon)
-        check_positive("eps_1", self.eps_1)
-        check_open_unit("p_star", self.p_star)
-        check_open_unit("beta", self.beta)
+        super().__post_init__()
         if not self.epsilon > 2 * self.eps_1:
             raise InvalidParameter(f"{self.requirement}, got epsilon={self.epsilon!r}, eps_1={self.eps_1!r}")
 

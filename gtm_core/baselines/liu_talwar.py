@@ -10,8 +10,8 @@ from scipy import integrate, stats
 
 from ..errors import InvalidParameter
 from ..numeric import laplace_cdf, laplace_density
-from ..validation import check_open_unit, check_positive, check_positive_int, check_stream
-from .common import PeerResult, check_run_count, check_success_probability
+from ..validation import check_open_unit, check_positive_int, check_stream
+from .common import PeerParameters, PeerResult, check_run_count, check_success_probability
 
 
 # ---------------------------------------------------------------------------
@@ -20,7 +20,7 @@ from .common import PeerResult, check_run_count, check_success_probability
 
 
 @dataclass(frozen=True)
-class LiuTalwar:
+class LiuTalwar(PeerParameters):
     """Liu and Talwar's ExtendedAboveThreshold (Section 9.2 steps (1)-(3), Theorem 46, eq. (25)).
 
     nu ~ Lap(4(eps1+eps0)/eps) once; at each step N evaluations, p_hat = mean, xi_t ~ Lap(8(eps1+eps0)/eps),
@@ -29,20 +29,13 @@ class LiuTalwar:
     in (0, 1)); ``delta`` defaults to 1e-6.
     """
 
-    epsilon: float
-    eps_1: float
-    p_star: float
-    beta: float
     T: int
     delta: float = 1e-6
     eps_0: float | None = None
     name: str = field(default="liu-talwar", init=False)
 
     def __post_init__(self):
-        check_positive("epsilon", self.epsilon)
-        check_positive("eps_1", self.eps_1)
-        check_open_unit("p_star", self.p_star)
-        check_open_unit("beta", self.beta)
+        super().__post_init__()
         check_open_unit("delta", self.delta)
         check_positive_int("T", self.T)
         if self.T < 2:

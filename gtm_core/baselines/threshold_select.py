@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InvalidParameter
-from ..validation import check_open_unit, check_positive, check_stream
-from .common import PeerResult, check_run_count, check_success_probability, step_failure_probability_cached
+from ..validation import check_positive, check_stream
+from .common import PeerParameters, PeerResult, check_run_count, check_success_probability, step_failure_probability_cached
 
 
 # ---------------------------------------------------------------------------
@@ -42,7 +42,7 @@ def threshold_select(p_1, xi: float, eps_0: float, n: int, rng: np.random.Genera
 
 
 @dataclass(frozen=True)
-class ThresholdSelectTester:
+class ThresholdSelectTester(PeerParameters):
     """ThresholdSelect (Algorithm 2, Lemma 34) run once per step as a tester: halt iff it returns a sample.
 
     Per step xi_t = beta_t p* / (2 (1 - p*) (1 + eps0/2)) so Lemma 34(2) gives Type II <= beta_t/2 at p >= p*;
@@ -52,18 +52,11 @@ class ThresholdSelectTester:
     benchmark labels it so. ``eps_0`` defaults to min(1, eps - 2 eps1) (one step costs eps).
     """
 
-    epsilon: float
-    eps_1: float
-    p_star: float
-    beta: float
     eps_0: float | None = None
     name: str = field(default="threshold-select", init=False)
 
     def __post_init__(self):
-        check_positive("epsilon", self.epsilon)
-        check_positive("eps_1", self.eps_1)
-        check_open_unit("p_star", self.p_star)
-        check_open_unit("beta", self.beta)
+        super().__post_init__()
         if self.eps_0 is None:
             if not self.epsilon > 2 * self.eps_1:
                 raise InvalidParameter(

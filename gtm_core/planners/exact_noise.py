@@ -298,7 +298,7 @@ def _feasible(st: _Step, c: int, hint: float | None = None) -> tuple[bool, float
 
 def _search(st: _Step, c_hint: int | None = None) -> int:
     """Smallest feasible c. The untied inequality's log margin m(c) decreases with c (feasibility is
-    monotone in c; tests/gtm_core/test_exact_noise_calibration.py scans it), so the answer is the c
+    monotone in c; tests/gtm_core/planners/test_exact_noise.py scans it), so the answer is the c
     with c - 1 infeasible and c feasible, whatever the path: bracketed from ``c_hint`` (the previous
     step's c, galloping) or by [0, Theorem 21's c] (doubled if needed), then regula falsi (Illinois)
     on the integers until the bracket is one wide."""

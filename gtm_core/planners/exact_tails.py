@@ -181,21 +181,8 @@ def step_certificate(config: GTMConfig, t: int) -> dict:
 
 
 def expected_evaluations(plan, t: int) -> float:
-    """E[N_t] = E[lambda_t] for step t run on its own (Algorithm 1, eta_1 ~ Exp(tau1), eta_2 ~ Exp(tau2)).
-
-    s=+1: rho e^{eps mu1} E[e^{-eps eta1}] E[e^{eps eta2}] = rho e^{eps mu1} / (1 + eps tau1) / (1 - eps tau2);
-    s=-1: rho e^{-eps mu1} E[e^{eps eta1}] E[e^{-eps eta2}] = rho e^{-eps mu1} / (1 - eps tau1) / (1 + eps tau2);
-    +inf when a moment does not exist (eps tau >= 1).
-    """
+    """E[N_t] = E[lambda_t] for step t run on its own (Algorithm 1, eta_1 ~ Exp(tau1), eta_2 ~ Exp(tau2)):
+    :func:`gtm_core.formulas.expected_lambda` (Lemma 12(2)) at the plan's step; +inf when a moment
+    does not exist (eps tau >= 1)."""
     sp = plan.step(t)
-    e = sp.eps_t
-    if e == 0:
-        return sp.rho
-    if sp.s == 1:
-        if e * sp.tau2 >= 1:
-            return math.inf
-        return sp.rho * math.exp(e * plan.mu1) / (1 + e * plan.tau1) / (1 - e * sp.tau2)
-    if e * plan.tau1 >= 1:
-        return math.inf
-    return sp.rho * math.exp(-e * plan.mu1) / (1 - e * plan.tau1) / (1 + e * sp.tau2)
-
+    return float(F.expected_lambda(sp.s, sp.rho, sp.eps_t, plan.tau1, sp.tau2, plan.mu1))
