@@ -68,6 +68,9 @@ def log_inv(alpha: float) -> arb:
     return -exact(alpha).log()
 
 
+# lambda^l / lambda^r in arb: deliberately an independent transcription of equations (3)-(4) next to
+# gtm_core.formulas (float64 / mpmath) - a certificate evaluates them as balls, never as floats; the
+# two are cross-checked in tests/proofs/test_plan_checks.py.
 def lambda_left(c: int, alpha: float) -> arb:
     """Equation (3): lambda^l(c, alpha) = c + L + sqrt(2cL + L^2), L = ln(1/alpha)."""
     L = log_inv(alpha)

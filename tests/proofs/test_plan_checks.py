@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
+from flint import arb
+
 from proofs import plan_checks as C
 from gtm_core import GTMConfig, make_plan
 
@@ -239,3 +241,20 @@ def test_merged_failure_allocation_is_exactly_the_exact_noise_accounting():
     # charging Theorem 21's beta_t/4 noise share on top of the merged beta^I_t = beta_t/2 overspends
     ok2, total2, _ = C.failure_allocation(plan.mu1, plan.tau1, rows, 0.05, sample_complexity_share=False)
     assert not ok2 and total2 > 0.05
+
+
+@pytest.mark.parametrize("c,alpha", [(0, 0.05), (3, 1e-3), (40, 0.0125), (1000, 1e-9)])
+def test_arb_lambda_enclosures_contain_the_formulas_values(c, alpha):
+    """plan_checks' arb transcription of equations (3)-(4) (independent on purpose) contains the
+    mpmath value of gtm_core.formulas at 50 digits; a wrong alpha is not contained (power)."""
+    import mpmath
+
+    from gtm_core import formulas as F
+
+    with C.arb_precision():
+        for ball, fn in ((C.lambda_left(c, alpha), F.lambda_left), (C.lambda_right(c, alpha), F.lambda_right)):
+            def near(x):  # the 50-digit value as a ball of radius 1e-40 relative
+                return arb(mpmath.nstr(x, 45), abs(float(x)) * 1e-40)
+
+            assert ball.overlaps(near(fn(c, alpha, dps=50)))
+            assert not ball.overlaps(near(fn(c, alpha * 1.001, dps=50)))
