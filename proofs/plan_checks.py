@@ -34,6 +34,7 @@ import numpy as np
 from flint import arb, ctx
 
 from gtm_core import formulas as F
+from gtm_core.config import PARAMETERIZATIONS
 from gtm_core.planners.budget import lambda_tail
 from gtm_core.zeta import zeta_enclosure
 
@@ -44,6 +45,10 @@ ARB_PREC = 256  # bits; every quantity here needs far fewer, the rest is headroo
 # docs/user_journey.md; `gtm certify` refuses a configuration whose p_bar_t / p*_t drops below
 # it at some step up to the horizon.
 THRESHOLD_RATIO_FLOOR = 1e-4
+
+# planners that pick c_t, rho_t from the Chernoff thresholds of Lemma 11 / Lemma 20; the others
+# (exact, exact_noise) pick them from exact tails, so those identities do not apply to them
+CHERNOFF_PLANNERS = frozenset({"theorem21", "theorem23"})
 
 
 @contextlib.contextmanager
@@ -165,7 +170,7 @@ def step_checks(sp, *, tau1: float, mu1: float, gamma: float, parameterization: 
         # Lemma 19(2): the noise range the accuracy proof assumes
         out["noise_range"] = bool(Lam >= noise_range_needed(sp.eps_t, mu1, sp.tau2, sp.beta_t)) and bool(Lam >= 1)
 
-        chernoff = parameterization in ("theorem21", "theorem23")
+        chernoff = parameterization in CHERNOFF_PLANNERS
         if sp.s == 1:
             alpha, beta = sp.beta_II, sp.beta_I  # Lemma 20(1): (alpha, beta) = (beta^II, beta^I)
         else:
@@ -213,7 +218,7 @@ def step_checks(sp, *, tau1: float, mu1: float, gamma: float, parameterization: 
         out["threshold_ratio"] = bool(p_bar >= exact(THRESHOLD_RATIO_FLOOR) * p_star)
 
         # flipping rule of Theorem 21/23, kept by the exact-tail planner (exact rationals)
-        if parameterization in ("theorem21", "theorem23", "exact", "exact_noise"):
+        if parameterization in PARAMETERIZATIONS:
             x = Fraction(gamma) * Fraction(sp.Lambda)
             ps = Fraction(sp.p_star)
             out["flipping_rule"] = (sp.s == 1) == (x * (1 - ps) > ps)

@@ -38,6 +38,7 @@ import numpy as np
 from scipy import optimize, stats
 
 from gtm_core import GTMConfig, formulas as F, make_plan
+from gtm_core.config import PARAMETERIZATIONS
 from gtm_core.baselines import (
     AboveThreshold,
     CohenTest,
@@ -334,10 +335,8 @@ def run_cell(epsilon: float, ratio: float, p_star: float, T: int, settings: Benc
 
 
 def gtm_variants(settings: BenchSettings) -> list[str]:
-    v = ["theorem21", "theorem23"]
-    if settings.use_exact:
-        v += list(EXACT_VARIANTS)
-    return v
+    """Every parameterization of the package (the exact-calibrated ones only with ``use_exact``)."""
+    return [p for p in PARAMETERIZATIONS if settings.use_exact or p not in EXACT_VARIANTS]
 
 
 # ---------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from typing import Callable, Mapping
 
 from gtm_core import exact
 from proofs import instantiate, registry
+from proofs.plan_checks import CHERNOFF_PLANNERS
 
 from .. import auditor, targets
 from .model import Claim, Witness, WitnessContext
@@ -104,7 +105,7 @@ def plan_identities_claim(plan, rows, *, progress) -> Claim:
     for t in range(1, T + 1):  # every step: about 5 ms each
         res = instantiate.check_plan_identities(plan, t)
         failed = res.failed()
-        if plan.parameterization in ("exact", "exact_noise"):
+        if plan.parameterization not in CHERNOFF_PLANNERS:
             # the exact planners pick c_t, rho_t from exact tails, not from the Chernoff thresholds
             # of Lemma 11 / Lemma 20: those identities do not apply (accuracy.poisson-tails, or for
             # exact_noise accuracy.noise-integrated-tails, certifies the exact probabilities instead)
