@@ -41,9 +41,9 @@ from scipy import signal, stats
 
 from audits.broken import CORRECT, VARIANTS
 from audits.distribution import _cell_masses, _step_functions, halting_distribution
-from audits.search import step_range
 from benchmarks.machine import machine_info
 from gtm_core.config import GTMConfig
+from gtm_core.neighbours import neighbour_interval
 from gtm_core.planners import make_plan
 from gtm_core.simulator import fed_success_probability
 
@@ -93,7 +93,7 @@ def events(T):
 
 
 def moved(p, direction, eps_t):
-    lo, hi = step_range(p, eps_t)
+    lo, hi = neighbour_interval(p, eps_t)
     return hi if direction > 0 else lo
 
 
