@@ -40,10 +40,10 @@ import numpy as np
 from scipy import signal, stats
 
 from audits.power.broken import CORRECT, VARIANTS
-from audits.power.distribution import cell_masses, step_functions, halting_distribution
-from gtm_core.neighbours import neighbour_interval as step_range
+from audits.power.distribution import cell_masses, halting_distribution, step_functions
 from benchmarks.machine import machine_info
 from gtm_core.config import GTMConfig
+from gtm_core.neighbours import neighbour_interval
 from gtm_core.planners import make_plan
 from gtm_core.simulator import fed_success_probability
 
@@ -93,7 +93,7 @@ def events(T):
 
 
 def moved(p, direction, eps_t):
-    lo, hi = step_range(p, eps_t)
+    lo, hi = neighbour_interval(p, eps_t)
     return hi if direction > 0 else lo
 
 

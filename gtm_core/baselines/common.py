@@ -42,12 +42,14 @@ class PeerResult:
 
 
 def check_run_count(n) -> int:
+    """The number of runs n: a non-negative integer."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
         raise InvalidParameter(f"n must be a non-negative integer, got {n!r}")
     return int(n)
 
 
 def check_success_probability(name, p) -> float:
+    """A success probability in [0, 1] (as a float)."""
     x = float(p)
     if not 0 <= x <= 1:
         raise InvalidParameter(f"{name} must be in [0, 1], got {p!r}")

@@ -41,15 +41,18 @@ fault_hook: Callable[[str], None] | None = None
 
 
 def fault_point(point: str) -> None:
+    """Crash-test fault injection: call :data:`fault_hook` (if set) with the protocol point's name."""
     if fault_hook is not None:
         fault_hook(point)
 
 
 def utc_now() -> str:
+    """The current UTC time, ISO 8601 to the second (the state's timestamps)."""
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def canonical_body(body: dict) -> bytes:
+    """The canonical bytes of a state body (sorted keys, no spaces, ASCII): what SHA-256 and the HMAC cover."""
     try:
         return json.dumps(
             body, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
@@ -88,6 +91,7 @@ def remove_stale_temporaries(path: Path) -> None:
 
 
 def check_private_file(path: Path, what: str) -> os.stat_result:
+    """stat a state or key file; refuse one that is missing, not regular, or accessible by group or others."""
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -106,6 +110,7 @@ def check_private_file(path: Path, what: str) -> os.stat_result:
 
 
 def read_key(key_path: Path) -> bytes:
+    """The 32-byte HMAC key of a key file (header ``gtm-deployment-key v1`` + hex), checked private."""
     check_private_file(key_path, "key file")
     try:
         text = key_path.read_text(encoding="ascii")
@@ -123,6 +128,7 @@ def read_key(key_path: Path) -> bytes:
 
 
 def seal(body: dict, key: bytes) -> bytes:
+    """The state file bytes of a body: format, version, body, its SHA-256 and HMAC-SHA256 under ``key``."""
     raw = canonical_body(body)
     doc = {
         "format": STATE_FORMAT,
@@ -135,6 +141,7 @@ def seal(body: dict, key: bytes) -> bytes:
 
 
 def unseal(data: bytes, key: bytes, path: Path) -> dict:
+    """The body of state file bytes, after checking format, version, SHA-256 and HMAC (StateError otherwise)."""
     where = repr(str(path))
     try:
         doc = json.loads(data.decode("utf-8"))
@@ -159,6 +166,7 @@ def unseal(data: bytes, key: bytes, path: Path) -> dict:
 
 
 def plan_identity(plan: Plan) -> dict:
+    """The plan's global parameters stored in the state (a resumed deployment must plan the same)."""
     return {
         "parameterization": plan.parameterization,
         "tau1": float(plan.tau1),

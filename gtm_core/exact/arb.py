@@ -62,15 +62,18 @@ def to_arb(x: Any) -> arb:
 
 
 def to_mpf(x: arb, dps: int) -> mpmath.mpf:
+    """An arb ball's midpoint as an mpmath number at ``dps`` digits."""
     with mpmath.workdps(dps + 10):
         return mpmath.mpf(x.mid().str(dps + 8, radius=False))
 
 
 def radius_mpf(x: arb) -> mpmath.mpf:
+    """An arb ball's radius as an mpmath number."""
     return mpmath.mpf(x.rad().str(5, radius=False)) if x.rad() != 0 else mpmath.mpf(0)
 
 
 def lgamma_int(n: int) -> arb:
+    """ln Gamma(n) of a positive integer n, as an arb ball."""
     return arb(n).lgamma()
 
 
@@ -139,6 +142,8 @@ def log_lower_reg_upper(c1: int, zf: float) -> float:
 
 
 def probabilities_as_arb(name: str, p: Sequence[Any]) -> list[arb]:
+    """A stream of probabilities as arb balls (exact for floats, ints, fractions, decimal strings), each
+    in [0, 1]; InvalidParameter naming ``name[t]`` otherwise."""
     if isinstance(p, (str, bytes)) or not hasattr(p, "__len__"):
         raise InvalidParameter(f"{name} must be a sequence of probabilities, got {p!r}")
     if len(p) == 0:
@@ -153,4 +158,5 @@ def probabilities_as_arb(name: str, p: Sequence[Any]) -> list[arb]:
 
 
 def bits_for_dps(dps: int) -> int:
+    """Working precision in bits for ``dps`` target decimal digits (with 24 guard bits)."""
     return int(math.ceil(dps * math.log2(10))) + 24

@@ -17,7 +17,7 @@ from ..config import PARAMETERIZATIONS
 from .budget import budget_exceed_probability, lambda_tail, pareto_ratio_tail
 from .plan import STEP_PLANNERS, Plan, check_step_index, make_plan, plan_step, uncached_step_plan
 from .steps import StepPlan, checked_step_plan, direct_or_flipped, finish_step, global_noise, lemma11_c
-from .theorem21 import theorem21_step
+from .theorem21 import Theorem21Noise, theorem21_noise, theorem21_step
 from .theorem23 import theorem23_step
 
 __all__ = [
@@ -35,6 +35,8 @@ __all__ = [
     "direct_or_flipped",
     "finish_step",
     "theorem21_step",
+    "theorem21_noise",
+    "Theorem21Noise",
     "theorem23_step",
     "budget_exceed_probability",
     "lambda_tail",

@@ -71,7 +71,8 @@ from ..config import GTMConfig
 from ..errors import UnsupportedConfiguration
 from ..exact import StepEval, StepModel, working_precision
 from . import rounding as R
-from .steps import StepPlan, finish_step, global_noise, lemma11_c
+from .steps import StepPlan, finish_step, lemma11_c
+from .theorem21 import theorem21_noise
 
 __all__ = [
     "step_probabilities_float",
@@ -200,13 +201,8 @@ class _Step:
 
     def __init__(self, config: GTMConfig, t: int):
         g = config.gtm
-        spec = config.step(t)
-        tau1, mu1, tau2 = global_noise(config)
-        beta_t = F.step_failure_probability(t, g.beta)
-        Lambda = R.round_noise_range(
-            F.theorem21_noise_range(spec.eps_t, g.epsilon, g.theta, g.beta, beta_t),
-            spec.eps_t, mu1, tau2, beta_t,
-        )
+        n = theorem21_noise(config, t)
+        spec, tau1, mu1, tau2, beta_t, Lambda = n.spec, n.tau1, n.mu1, n.tau2, n.beta_t, n.Lambda
         # Theorem 21's flipping rule and its c_t (Lemma 11 at beta_t/4, beta_t/4): the search's upper end
         s = F.direction(spec.p_star, g.gamma, Lambda)
         c21 = lemma11_c(beta_t / 4, beta_t / 4, g.gamma)

@@ -36,7 +36,9 @@ from .. import formulas as F
 from ..config import GTMConfig
 from ..errors import UnsupportedConfiguration
 from ..exact.arb import lower_reg_int, working_precision
+from . import rounding as R
 from .steps import StepPlan, finish_step
+from .theorem21 import theorem21_noise
 
 __all__ = [
     "lambda_exact_left",
@@ -148,11 +150,10 @@ def _calibrate(s: int, p_star: float, gamma: float, beta_I: float, beta_II: floa
 @functools.lru_cache(maxsize=100_000)
 def _certificate(config: GTMConfig, t: int) -> tuple[int, int, float, dict]:
     g = config.gtm
-    spec = config.step(t)
-    beta_t = F.step_failure_probability(t, g.beta)
+    n = theorem21_noise(config, t)
+    spec, beta_t = n.spec, n.beta_t
     beta_I = beta_II = beta_t / 4
-    Lambda = F.theorem21_noise_range(spec.eps_t, g.epsilon, g.theta, g.beta, beta_t)
-    s = F.direction(spec.p_star, g.gamma, Lambda)
+    s = F.direction(spec.p_star, g.gamma, n.Lambda)
     c, rho, cert = _calibrate(s, spec.p_star, g.gamma, beta_I, beta_II)
     return s, c, rho, cert
 
@@ -162,15 +163,11 @@ def exact_step(config: GTMConfig, t: int) -> StepPlan:
     g = config.gtm
     if g.epsilon is None or g.theta is None:
         raise UnsupportedConfiguration("parameterization 'exact' needs epsilon and theta (as theorem21)")
-    spec = config.step(t)
-    tau1 = F.theorem21_tau1(g.epsilon, g.theta)
-    mu1 = F.theorem21_mu1(g.epsilon, g.theta, g.beta)
-    tau2 = F.theorem21_tau2(g.epsilon, g.theta)
-    beta_t = F.step_failure_probability(t, g.beta)
+    n = theorem21_noise(config, t)  # Theorem 21's rounded noise, as the plan's tau_1, mu_1
+    spec, tau1, mu1, tau2, beta_t, Lambda = n.spec, n.tau1, n.mu1, n.tau2, n.beta_t, n.Lambda
     beta_I = beta_II = beta_t / 4
-    Lambda = F.theorem21_noise_range(spec.eps_t, g.epsilon, g.theta, g.beta, beta_t)
     s, c, rho, _cert = _certificate(config, t)
-    lam_max = rho * Lambda if s == 1 else rho
+    lam_max = R.round_product_up(rho, Lambda) if s == 1 else rho
     return finish_step(config, spec, s=s, c=c, rho=rho, tau1=tau1, mu1=mu1, tau2=tau2, Lambda=Lambda,
                    lam_max=lam_max, beta_t=beta_t, beta_I=beta_I, beta_II=beta_II)
 

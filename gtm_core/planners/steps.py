@@ -96,6 +96,9 @@ def direct_or_flipped(spec: StepSpec, gamma: float, Lambda: float, beta_I: float
 
 
 def finish_step(config, spec, *, s, c, rho, tau1, mu1, tau2, Lambda, lam_max, beta_t, beta_I, beta_II):
+    """The StepPlan of a step whose (s, c, rho, lambda_max) and noise are chosen: adds the purification
+    crossover phi_t (Lemma 24), the rejection threshold p_bar_t, the evaluation budget (Lemma 22) and its
+    exceed probability."""
     g = config.gtm
     phi = (
         R.round_crossover_up(float(F.purification_crossover(spec.eps_t, spec.delta_t)), spec.eps_t, spec.delta_t)
