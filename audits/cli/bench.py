@@ -10,13 +10,12 @@ checks are reported, not enforced (a benchmark measures, it does not fail).
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
 import click
 
-from gtm_core.files import jsonable, write_atomic
+from gtm_core.files import write_atomic
 
 from ..bench import FULL_GRID, QUICK_GRID, BenchSettings, bench_markdown, run_grid, write_plots
 from .common import EXIT_CHECK_FAILED, UsageFailure, check_writable, guard, parse_float_list, parse_int_list, write_json
@@ -73,8 +72,7 @@ def command(quick, out_dir, json_path, seconds, epsilon, ratio, p_star, horizons
     plots = [] if no_plots else write_plots(result, out)
     result["plots"] = plots
     write_atomic(out / "bench.md", report)
-    text = json.dumps(jsonable(result), indent=2, sort_keys=True) + "\n"
-    write_atomic(out / "bench.json", text)
+    write_json(out / "bench.json", result)
     write_json(json_out, result)
     ck = result["checks"]["table1"]
     click.echo(f"{len(result['cells'])}/{result['cells_total']} cells in {result['seconds']:.0f} s; "
