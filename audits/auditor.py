@@ -6,13 +6,14 @@ reports, at the stated confidence, a lower bound on the deployment's privacy los
 (:mod:`audits.statistics`). The verdict is ``violation`` when the bound exceeds the claimed
 epsilon, else ``no-violation-found``.
 
-Two phases, on disjoint samples:
+Three phases (:func:`select`, :func:`validate`, :func:`estimate`), on disjoint samples:
 
 1. *Selection* (a share of the budget): successive halving over the candidate pairs - every
    surviving pair is sampled more, ranked by the bound the final phase would report, the best
-   quarter survive, and the best few are refined (:func:`audits.search.refine`). The output is one
-   pre-registered witness: a pair, an event and a direction.
-2. *Estimation*: fresh samples of the witness pair only. The planned number of runs M per input
+   quarter survive, and the best few are refined (:func:`audits.search.refine`).
+2. *Validation*: the top pairs and their best events re-ranked on fresh samples (removes the
+   winner's curse). The output is one pre-registered witness: a pair, an event and a direction.
+3. *Estimation*: fresh samples of the witness pair only. The planned number of runs M per input
    is fixed before sampling (from the measured throughput and the remaining budget); each input
    is run a Poisson(M) number of times (drawn from the audit's seeded generator, independent of
    the outputs), so the event counts are independent Poisson variables and the *conditional
@@ -23,7 +24,7 @@ Two phases, on disjoint samples:
    Poisson total as slack, so the budget is exceeded with probability < 1e-6.)
 
 The engine (:func:`run_audit`) is generic over an :class:`AuditProblem` - the GTM problem here,
-the Sparse Vector problems of :mod:`audits.svt` - so the same statistics audit both.
+the Sparse Vector problems of :mod:`audits.power.svt` - so the same statistics audit both.
 """
 
 from __future__ import annotations
@@ -35,10 +36,13 @@ from typing import Any, Protocol, Sequence
 
 import numpy as np
 
+from gtm_core import GTMConfig, make_plan
 from gtm_core.errors import InvalidParameter
+from gtm_core.validation import check_nonnegative
 
 from . import search as S
-from .events import EventSpace, codes_histogram, halting_events
+from .events import EventSpace, halting_events
+from .sampling import AuditSettings, Clock, ProgressBar, SampleBook, Seeds
 from .statistics import conditional_loss_lower_bound, event_estimates, garwood_interval, projected_conditional_bound
 from .targets import Target
 
@@ -50,7 +54,11 @@ MIN_COUNT = 10  # an event needs this many selection hits on its likely side to 
 
 
 class AuditProblem(Protocol):
-    """What the engine needs to know about the audited mechanism."""
+    """What the engine needs to know about the audited mechanism. Candidates carry ``family`` and
+    ``to_dict()``; inputs are hashable sequences. ``initial_samples`` (first-round runs per input)
+    overrides the engine's default when the problem's strongest events are rare (None: the default)."""
+
+    initial_samples: int | None
 
     def initial_candidates(self) -> list: ...
     def refine(self, candidate, rng: np.random.Generator) -> list: ...
@@ -61,7 +69,7 @@ class AuditProblem(Protocol):
 
 
 @dataclass(frozen=True)
-class Witness:
+class AuditWitness:
     """The pre-registered (pair, event, direction) and its final-phase estimates."""
 
     input_a: Any
@@ -105,7 +113,7 @@ class AuditResult:
     epsilon_claimed: float
     epsilon_lower_bound: float
     confidence: float
-    witness: Witness | None
+    witness: AuditWitness | None
     samples: int
     seconds: float
     seed: int
@@ -148,6 +156,8 @@ class AuditResult:
 class GTMProblem:
     """Neighbouring Bernoulli streams for a GTM target; outputs are halting times."""
 
+    initial_samples = None  # the engine's default
+
     def __init__(self, target: Target, eps_t, *, max_T: int = 50, oracle_plan=None, oracle_seconds: float = 10.0,
                  extra_candidates=()):
         self.target, self.eps_t = target, eps_t
@@ -180,61 +190,206 @@ class GTMProblem:
     def sample_codes(self, inp, n, seed):
         return self.target.sample(list(inp), int(n), int(seed)).halt
 
-    def cost(self, inp) -> float:
-        return float(len(inp))
-
     def describe_input(self, inp):
         return [float(x) for x in inp]
 
 
 # ---------------------------------------------------------------------------
-# the engine
+# the engine: selection -> validation -> estimation
 # ---------------------------------------------------------------------------
 
 
-class _Clock:
-    def __init__(self, seconds: float | None):
-        self.start = time.monotonic()
-        self.seconds = seconds
+@dataclass(frozen=True)
+class ScoredCandidate:
+    """A candidate pair with the event (and direction) it would be audited on, ranked by ``score``:
+    the bound the estimation phase is projected to report. ``alternatives`` are further
+    (name, membership) events worth re-ranking in validation."""
 
-    def elapsed(self) -> float:
-        return time.monotonic() - self.start
-
-    def left(self) -> float:
-        return math.inf if self.seconds is None else self.seconds - self.elapsed()
-
-
-class _Seeds:
-    """Deterministic per-request seeds derived from the audit seed and a request counter."""
-
-    def __init__(self, seed: int):
-        self.seed, self.i = int(seed), 0
-
-    def next(self) -> int:
-        self.i += 1
-        return int(np.random.SeedSequence([self.seed, self.i]).generate_state(1)[0])
+    score: float
+    candidate: Any
+    event: str
+    membership: np.ndarray
+    alternatives: tuple = ()
 
 
-class _Progress:
-    def __init__(self, enabled: bool, total: float | None):
-        self.enabled = enabled
-        self._p = None
-        if enabled:
-            from rich.console import Console
-            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+@dataclass(frozen=True)
+class Selection:
+    """Outcome of the successive-halving selection: the last round's ranking (best first)."""
 
-            self._p = Progress(TextColumn("[bold]audit[/bold] {task.description}"), BarColumn(),
-                               TimeElapsedColumn(), console=Console(stderr=True), transient=True)
-            self._p.start()
-            self._task = self._p.add_task("selection", total=total or 1.0)
+    ranked: tuple[ScoredCandidate, ...]
+    best: ScoredCandidate
+    rounds: int
+    pairs_examined: int
 
-    def update(self, done: float, text: str):
-        if self._p is not None:
-            self._p.update(self._task, completed=done, description=text)
 
-    def close(self):
-        if self._p is not None:
-            self._p.stop()
+@dataclass(frozen=True)
+class Estimation:
+    """Outcome of the estimation phase: the witness pair's histograms on fresh, Poissonised runs."""
+
+    hist_a: np.ndarray
+    hist_b: np.ndarray
+    n_a: int  # runs drawn for input A
+    n_b: int
+    runs_mean: int  # planned Poisson mean M of the runs per input
+
+
+def score_candidate(problem, book: SampleBook, c, alpha: float) -> ScoredCandidate:
+    """Best projected final bound of candidate c over its events and its likelihood-ratio level sets."""
+    a, b = problem.inputs(c)
+    ev = problem.events(c)
+    ha, hb = book.hist[a], book.hist[b]
+    nf = book.final_n(a, b)
+    ka_all = ev.counts(ha)
+    # pessimism grows with the number of events ranked at once (the max of many noisy
+    # estimates is biased upwards): about one standard normal quantile of 1/#events
+    z_events = max(SELECTION_Z, float(_norm_isf(1.0 / max(len(ev), 2))))
+    proj = projected_conditional_bound(ka_all, book.nsel[a], ev.counts(hb), book.nsel[b], nf, alpha, z=z_events)
+    proj = np.where(ka_all >= MIN_COUNT, proj, -np.inf)  # too few hits to rank at all
+    order_ev = np.argsort(-proj)[:VALIDATION_EVENTS]
+    alts = tuple((ev.names[k], ev.membership[k]) for k in order_ev if np.isfinite(proj[k]))
+    i = int(order_ev[0])
+    best = ScoredCandidate(float(proj[i]), c, ev.names[i], ev.membership[i], alts)
+    # likelihood-ratio level sets {codes: P_A/P_B >= tau} (Neyman-Pearson optimal events):
+    # codes ordered on the even-numbered selection samples, sets scored on the odd-numbered
+    # ones (a hold-out inside the selection phase, so the ranking does not chase noise)
+    oa, ob = book.half[a], book.half[b]
+    ea, eb = ha - oa, hb - ob
+    ratio = (ea + 0.5) / (eb + 0.5)
+    order = np.argsort(-ratio, kind="stable")
+    ca, cb = np.cumsum(oa[order]), np.cumsum(ob[order])
+    lp = projected_conditional_bound(ca, max(int(oa.sum()), 1), cb, max(int(ob.sum()), 1), nf, alpha,
+                                     z=SELECTION_Z)
+    lp = np.where(ca >= MIN_COUNT / 2, lp, -np.inf)
+    j = int(np.argmax(lp))
+    if lp[j] > best.score:
+        row = np.zeros(ev.n_codes, dtype=bool)
+        row[order[: j + 1]] = True
+        name = f"level-set({_codes_label(order[: j + 1])})"
+        best = ScoredCandidate(float(lp[j]), c, name, row, ((name, row),) + alts)
+    return best
+
+
+def select(problem, book: SampleBook, settings: AuditSettings, rng: np.random.Generator,
+           bar: ProgressBar) -> Selection:
+    """Phase 1: successive halving - every surviving pair sampled more (n doubles each round), ranked by
+    :func:`score_candidate`, the best quarter kept and the best three refined, until the selection
+    share of the budget is spent."""
+    pool = problem.initial_candidates()
+    # a time-limited first round must still see every family: visit candidates in random order,
+    # cheap (short) ones first
+    perm = rng.permutation(len(pool))
+    pool = sorted((pool[i] for i in perm), key=lambda c: _cost_class(problem, c))
+    examined = {id(c): c for c in pool}
+    n_round = settings.n0
+    rounds = 0
+    best = None
+    scores: list[ScoredCandidate] = []
+    while True:
+        rounds += 1
+        scores = []
+        for c in pool:
+            if book.budget_used() >= settings.selection_share and len(scores) >= 8:
+                break
+            a, b = problem.inputs(c)
+            n_codes = problem.events(c).n_codes
+            book.ensure(a, n_round, n_codes)
+            book.ensure(b, n_round, n_codes)
+            scores.append(score_candidate(problem, book, c, settings.alpha))
+            bar.update(book.progress_done(),
+                       f"selection round {rounds}: {len(scores)}/{len(pool)} pairs, n={n_round}, "
+                       f"best projected bound {max(s.score for s in scores):.3f}")
+        scores.sort(key=lambda s: -s.score)
+        if scores:
+            best = scores[0]
+        if book.budget_used() >= settings.selection_share:
+            break
+        keep = max(4, len(scores) // 4)
+        survivors = [s.candidate for s in scores[:keep]]
+        fresh = []
+        for s in scores[:3]:
+            for r in problem.refine(s.candidate, rng):
+                examined.setdefault(id(r), r)
+                fresh.append(r)
+        pool = survivors + fresh
+        n_round *= 2
+    return Selection(ranked=tuple(scores), best=best, rounds=rounds, pairs_examined=len(examined))
+
+
+def validate(problem, book: SampleBook, settings: AuditSettings, selection: Selection,
+             bar: ProgressBar) -> ScoredCandidate:
+    """Phase 2: re-rank the top witnesses (distinct pairs, up to VALIDATION_K, each with its alternative
+    events) on fresh samples - this removes the winner's curse of the selection, whose accumulated
+    samples favour lucky candidates. Returns the witness to pre-register."""
+    top, seen_inputs = [], set()
+    for sc in selection.ranked:
+        key = problem.inputs(sc.candidate)
+        if key not in seen_inputs:
+            seen_inputs.add(key)
+            top.append(sc)
+        if len(top) >= VALIDATION_K:
+            break
+    if len(top) <= 1:
+        return selection.best
+    validated = []
+    for sc in top:
+        a, b = problem.inputs(sc.candidate)
+        ev = problem.events(sc.candidate)
+        if settings.max_samples is None:
+            nv = int(settings.validation_share * settings.seconds / len(top) / max(book.seconds_per_run(a, b), 1e-9))
+        else:
+            nv = int(settings.validation_share * settings.max_samples / len(top) / 2)
+        nv = max(settings.n0, nv)
+        ha_v, hb_v = book.draw(a, nv, ev.n_codes), book.draw(b, nv, ev.n_codes)
+        for name, row in sc.alternatives or ((sc.event, sc.membership),):
+            ka_v, kb_v = int(ha_v[row].sum()), int(hb_v[row].sum())
+            v = float(projected_conditional_bound(ka_v, nv, kb_v, nv, book.final_n(a, b), settings.alpha, z=1.0))
+            validated.append((v, ScoredCandidate(sc.score, sc.candidate, name, row)))
+        bar.update(book.progress_done(), f"validation {len(validated)}/{len(top)}")
+    validated.sort(key=lambda x: -x[0])
+    return validated[0][1]
+
+
+def estimate(problem, book: SampleBook, settings: AuditSettings, witness: ScoredCandidate,
+             bar: ProgressBar) -> Estimation:
+    """Phase 3: fresh samples of the witness pair only, each input run a Poisson(m) number of times per
+    chunk (counts from their own seeded stream, never from the outputs), until the planned mean M
+    per input is reached or the clock stops (whole chunks only)."""
+    a, b = problem.inputs(witness.candidate)
+    ev = problem.events(witness.candidate)
+    n_final = book.final_n(a, b)
+    counts_rng = np.random.default_rng(np.random.SeedSequence([int(settings.seed), 0x9015]))
+    ha = np.zeros(ev.n_codes, dtype=np.int64)
+    hb = np.zeros(ev.n_codes, dtype=np.int64)
+    M = na = nb = 0  # M = planned mean of the runs per input (sum of the chunks' Poisson means)
+    final_secs = 0.0
+    replanned = False
+    while M < n_final:
+        if M > 0 and book.clock.left() <= 0:
+            break  # hard time budget: the stopping rule depends on the clock only (whole chunks)
+        chunk = max(1000, min(n_final // 8 if not replanned else n_final, 1_000_000))
+        m = min(chunk, n_final - M)
+        ma, mb = int(counts_rng.poisson(m)), int(counts_rng.poisson(m))
+        t0 = time.monotonic()
+        ha += book.draw(a, ma, ev.n_codes)
+        hb += book.draw(b, mb, ev.n_codes)
+        final_secs += time.monotonic() - t0
+        M += m
+        na += ma
+        nb += mb
+        if not replanned and settings.max_samples is None:
+            # re-plan once from the speed of large requests (small selection requests overstate
+            # the per-run cost); this uses timing only, never the samples' values
+            replanned = True
+            per_run = final_secs / max(na + nb, 1) * 2
+            extra = int(max(book.clock.left(), 0.0) * 0.9 / per_run)
+            n_final = max(n_final, M + extra)
+        bar.update(book.progress_done(), f"estimation {M}/{n_final} runs per stream")
+    return Estimation(hist_a=ha, hist_b=hb, n_a=na, n_b=nb, runs_mean=M)
+
+
+METHOD = ("two-phase: successive-halving selection, then one pre-registered witness on fresh samples; "
+          "Poisson(M) runs per input and the conditional test (one-sided Clopper-Pearson at alpha on "
+          "P[E] / (P[E] + P'[E]) given the total count)")
 
 
 def run_audit(
@@ -251,7 +406,8 @@ def run_audit(
     n0: int = 1000,
     target_name: str = "target",
 ) -> AuditResult:
-    """Generic two-phase audit (see the module docstring)."""
+    """Generic audit (see the module docstring): :func:`select`, :func:`validate`, :func:`estimate`,
+    then the conditional test on the pre-registered witness."""
     if not (0 < confidence < 1):
         raise InvalidParameter(f"confidence must be in (0, 1), got {confidence!r}")
     if not (epsilon >= 0 and math.isfinite(epsilon)):
@@ -262,224 +418,51 @@ def run_audit(
         raise InvalidParameter(f"seconds must be > 0, got {seconds!r}")
     if max_samples is not None and max_samples < 4 * n0:
         raise InvalidParameter(f"max_samples must be >= {4 * n0}, got {max_samples!r}")
-    alpha = 1 - confidence
-    clock = _Clock(seconds)
-    seeds = _Seeds(seed)
+    settings = AuditSettings(epsilon=float(epsilon), seconds=seconds, max_samples=max_samples, seed=int(seed),
+                             confidence=confidence, selection_share=selection_share,
+                             validation_share=validation_share,
+                             n0=int(problem.initial_samples or n0))
+    clock = Clock(seconds)
+    book = SampleBook(problem, settings, clock, Seeds(seed))
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0xA0D17]))
-    bar = _Progress(progress, seconds if seconds is not None else float(max_samples))
+    bar = ProgressBar(progress, seconds if seconds is not None else float(max_samples))
 
-    hist: dict[Any, np.ndarray] = {}
-    nsel: dict[Any, int] = {}
-    secs: dict[Any, float] = {}
-    samples = 0
-
-    def budget_used() -> float:
-        # a sample budget, when given, plans the whole audit (so it is reproducible from the seed);
-        # the clock is then only a hard stop
-        if max_samples is not None:
-            frac = samples / max_samples
-            return 1.0 if (seconds is not None and clock.left() <= 0) else frac
-        return clock.elapsed() / seconds
-
-    def draw_codes(inp, n):
-        nonlocal samples
-        t0 = time.monotonic()
-        codes = problem.sample_codes(inp, n, seeds.next())
-        secs[inp] = secs.get(inp, 0.0) + time.monotonic() - t0
-        samples += int(n)
-        return codes
-
-    def draw(inp, n, n_codes):
-        return codes_histogram(draw_codes(inp, n), n_codes)
-
-    half: dict[Any, np.ndarray] = {}  # histogram of the odd-numbered selection samples
-
-    def ensure(inp, n, n_codes):
-        have = nsel.get(inp, 0)
-        if have < n:
-            codes = draw_codes(inp, n - have)
-            h, h1 = codes_histogram(codes, n_codes), codes_histogram(codes[1::2], n_codes)
-            hist[inp] = h if inp not in hist else hist[inp] + h
-            half[inp] = h1 if inp not in half else half[inp] + h1
-            nsel[inp] = n
-
-    def final_n(a, b) -> int:
-        """Runs per input the estimation phase can afford for the pair (a, b)."""
-        n = math.inf
-        if seconds is not None and max_samples is None:
-            t_final = (seconds - max(clock.elapsed(), (selection_share + validation_share) * seconds)) * 0.9
-            per_run = secs.get(a, 0.0) / max(nsel.get(a, 1), 1) + secs.get(b, 0.0) / max(nsel.get(b, 1), 1)
-            n = t_final / max(per_run, 1e-9)
-        if max_samples is not None:
-            left = max_samples - max(samples, (selection_share + validation_share) * max_samples)
-            # the final runs are Poisson(n) per input: keep 5 standard deviations of their total as slack
-            n = min(n, (left - 5 * math.sqrt(max(left, 0.0))) / 2)
-        return max(n0, int(n))
-
-    def score(c):
-        """Best projected final bound of candidate c over its events and its level sets."""
-        a, b = problem.inputs(c)
-        ev = problem.events(c)
-        ha, hb = hist[a], hist[b]
-        nf = final_n(a, b)
-        ka_all = ev.counts(ha)
-        # pessimism grows with the number of events ranked at once (the max of many noisy
-        # estimates is biased upwards): about one standard normal quantile of 1/#events
-        z_events = max(SELECTION_Z, float(_norm_isf(1.0 / max(len(ev), 2))))
-        proj = projected_conditional_bound(ka_all, nsel[a], ev.counts(hb), nsel[b], nf, alpha, z=z_events)
-        proj = np.where(ka_all >= MIN_COUNT, proj, -np.inf)  # too few hits to rank at all
-        order_ev = np.argsort(-proj)[:VALIDATION_EVENTS]
-        alts = [(ev.names[k], ev.membership[k]) for k in order_ev if np.isfinite(proj[k])]
-        i = int(order_ev[0])
-        best_c = (float(proj[i]), c, ev.names[i], ev.membership[i], alts)
-        # likelihood-ratio level sets {codes: P_A/P_B >= tau} (Neyman-Pearson optimal events):
-        # codes ordered on the even-numbered selection samples, sets scored on the odd-numbered
-        # ones (a hold-out inside the selection phase, so the ranking does not chase noise)
-        oa, ob = half[a], half[b]
-        ea, eb = ha - oa, hb - ob
-        ratio = (ea + 0.5) / (eb + 0.5)
-        order = np.argsort(-ratio, kind="stable")
-        ca, cb = np.cumsum(oa[order]), np.cumsum(ob[order])
-        lp = projected_conditional_bound(ca, max(int(oa.sum()), 1), cb, max(int(ob.sum()), 1), nf, alpha,
-                                         z=SELECTION_Z)
-        lp = np.where(ca >= MIN_COUNT / 2, lp, -np.inf)
-        j = int(np.argmax(lp))
-        if lp[j] > best_c[0]:
-            row = np.zeros(ev.n_codes, dtype=bool)
-            row[order[: j + 1]] = True
-            name = f"level-set({_codes_label(order[: j + 1])})"
-            best_c = (float(lp[j]), c, name, row, [(name, row)] + alts)
-        return best_c
-
-    pool = problem.initial_candidates()
-    # a time-limited first round must still see every family: visit candidates in random order,
-    # cheap (short) ones first
-    perm = rng.permutation(len(pool))
-    pool = sorted((pool[i] for i in perm), key=lambda c: _cost_class(problem, c))
-    examined = {id(c): c for c in pool}
-    n0 = int(getattr(problem, "initial_samples", n0))
-    n_round = n0
-    rounds = 0
-    best = None  # (score, candidate, event name, event membership)
-    scores: list = []
-    while True:
-        rounds += 1
-        scores = []
-        for c in pool:
-            if budget_used() >= selection_share and len(scores) >= 8:
-                break
-            a, b = problem.inputs(c)
-            n_codes = problem.events(c).n_codes
-            ensure(a, n_round, n_codes)
-            ensure(b, n_round, n_codes)
-            scores.append(score(c))
-            bar.update(budget_used() * (seconds or max_samples or 1),
-                       f"selection round {rounds}: {len(scores)}/{len(pool)} pairs, n={n_round}, "
-                       f"best projected bound {max(s[0] for s in scores):.3f}")
-        scores.sort(key=lambda s: -s[0])
-        if scores:
-            best = scores[0]
-        if budget_used() >= selection_share:
-            break
-        keep = max(4, len(scores) // 4)
-        survivors = [s[1] for s in scores[:keep]]
-        fresh = []
-        for s in scores[:3]:
-            for r in problem.refine(s[1], rng):
-                examined.setdefault(id(r), r)
-                fresh.append(r)
-        pool = survivors + fresh
-        n_round *= 2
-
-    # ---- validation: re-rank the top witnesses on fresh samples (removes the winner's curse of
-    # the selection, whose accumulated samples favour lucky candidates) --------------------------
-    top, seen_inputs = [], set()
-    for sc in scores:
-        key = problem.inputs(sc[1])
-        if key not in seen_inputs:
-            seen_inputs.add(key)
-            top.append(sc)
-        if len(top) >= VALIDATION_K:
-            break
-    validated = []
-    if len(top) > 1:
-        for sc in top:
-            a, b = problem.inputs(sc[1])
-            ev = problem.events(sc[1])
-            if max_samples is None:
-                per_run = secs.get(a, 0.0) / max(nsel.get(a, 1), 1) + secs.get(b, 0.0) / max(nsel.get(b, 1), 1)
-                nv = int(validation_share * seconds / len(top) / max(per_run, 1e-9))
-            else:
-                nv = int(validation_share * max_samples / len(top) / 2)
-            nv = max(n0, nv)
-            ha_v, hb_v = draw(a, nv, ev.n_codes), draw(b, nv, ev.n_codes)
-            for name, row in sc[4] or [(sc[2], sc[3])]:
-                ka_v, kb_v = int(ha_v[row].sum()), int(hb_v[row].sum())
-                v = float(projected_conditional_bound(ka_v, nv, kb_v, nv, final_n(a, b), alpha, z=1.0))
-                validated.append((v, (sc[0], sc[1], name, row, None)))
-            bar.update(budget_used() * (seconds or max_samples or 1), f"validation {len(validated)}/{len(top)}")
-        validated.sort(key=lambda x: -x[0])
-        best = validated[0][1]
-
-    # ---- estimation phase on fresh samples (Poissonised run counts) ---------------------------
-    score_best, cand, event_name, event_row, _ = best
-    a, b = problem.inputs(cand)
-    ev = problem.events(cand)
-    n_final = final_n(a, b)
-    # run counts are drawn from their own seeded stream, never from the outputs
-    counts_rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0x9015]))
-    ha = np.zeros(ev.n_codes, dtype=np.int64)
-    hb = np.zeros(ev.n_codes, dtype=np.int64)
-    M = na = nb = 0  # M = planned mean of the runs per input (sum of the chunks' Poisson means)
-    final_secs = 0.0
-    replanned = False
-    while M < n_final:
-        if M > 0 and clock.left() <= 0:
-            break  # hard time budget: the stopping rule depends on the clock only (whole chunks)
-        chunk = max(1000, min(n_final // 8 if not replanned else n_final, 1_000_000))
-        m = min(chunk, n_final - M)
-        ma, mb = int(counts_rng.poisson(m)), int(counts_rng.poisson(m))
-        t0 = time.monotonic()
-        ha += draw(a, ma, ev.n_codes)
-        hb += draw(b, mb, ev.n_codes)
-        final_secs += time.monotonic() - t0
-        M += m
-        na += ma
-        nb += mb
-        if not replanned and max_samples is None:
-            # re-plan once from the speed of large requests (small selection requests overstate
-            # the per-run cost); this uses timing only, never the samples' values
-            replanned = True
-            per_run = final_secs / max(na + nb, 1) * 2
-            extra = int(max(clock.left(), 0.0) * 0.9 / per_run)
-            n_final = max(n_final, M + extra)
-        bar.update(budget_used() * (seconds or max_samples or 1), f"estimation {M}/{n_final} runs per stream")
+    selection = select(problem, book, settings, rng, bar)
+    witness = validate(problem, book, settings, selection, bar)
+    est = estimate(problem, book, settings, witness, bar)
     bar.close()
-    k_a, k_b = int(ha[event_row].sum()), int(hb[event_row].sum())
+    return _result(problem, book, settings, selection, witness, est, target_name)
+
+
+def _result(problem, book: SampleBook, settings: AuditSettings, selection: Selection, chosen: ScoredCandidate,
+            est: Estimation, target_name: str) -> AuditResult:
+    """The conditional test on the witness event, the per-event estimates and the verdict."""
+    alpha = settings.alpha
+    a, b = problem.inputs(chosen.candidate)
+    ev = problem.events(chosen.candidate)
+    k_a, k_b = int(est.hist_a[chosen.membership].sum()), int(est.hist_b[chosen.membership].sum())
     bound = float(conditional_loss_lower_bound(k_a, k_b, alpha))
     lo_a, _ = garwood_interval(k_a, alpha / 2)
     _, hi_b = garwood_interval(k_b, alpha / 2)
-    witness = Witness(
-        input_a=problem.describe_input(a), input_b=problem.describe_input(b), event=event_name,
-        family=getattr(cand, "family", ""), count_a=k_a, n_a=na, count_b=k_b, n_b=nb,
+    M, na, nb = est.runs_mean, est.n_a, est.n_b
+    witness = AuditWitness(
+        input_a=problem.describe_input(a), input_b=problem.describe_input(b), event=chosen.event,
+        family=chosen.candidate.family, count_a=k_a, n_a=na, count_b=k_b, n_b=nb,
         probability_a=k_a / max(na, 1), probability_a_lower=min(float(lo_a) / M, 1.0),
         probability_b=k_b / max(nb, 1), probability_b_upper=min(float(hi_b) / M, 1.0),
-        event_codes=tuple(int(x) for x in np.nonzero(event_row)[0]), runs_mean=int(M), loss_bound=bound,
+        event_codes=tuple(int(x) for x in np.nonzero(chosen.membership)[0]), runs_mean=int(M), loss_bound=bound,
     )
-    ka, kb = ev.counts(ha), ev.counts(hb)
-    per_event = event_estimates(ev.names, ka, na, kb, nb, alpha)
+    per_event = event_estimates(ev.names, ev.counts(est.hist_a), na, ev.counts(est.hist_b), nb, alpha)
     bound_reported = max(bound, 0.0) if math.isfinite(bound) else 0.0
-    verdict = VIOLATION if bound > epsilon else NO_VIOLATION
+    verdict = VIOLATION if bound > settings.epsilon else NO_VIOLATION
+    top = [{"score": sc.score, "event": sc.event, "pair": sc.candidate.to_dict()} for sc in selection.ranked[:5]]
     return AuditResult(
-        verdict=verdict, epsilon_claimed=float(epsilon), epsilon_lower_bound=float(bound_reported),
-        confidence=confidence, witness=witness, samples=int(samples), seconds=clock.elapsed(), seed=int(seed),
-        target=target_name, per_event=per_event,
-        search={"rounds": rounds, "pairs_examined": len(examined), "selection_top": [
-            {"score": sc, "pair": c.to_dict() if hasattr(c, "to_dict") else str(c), "event": name}
-            for sc, c, name, _, _ in scores[:5]], "projected_bound": score_best, "final_runs_per_stream": na},
-        method=("two-phase: successive-halving selection, then one pre-registered witness on fresh samples; "
-                "Poisson(M) runs per input and the conditional test (one-sided Clopper-Pearson at alpha on "
-                "P[E] / (P[E] + P'[E]) given the total count)"),
+        verdict=verdict, epsilon_claimed=settings.epsilon, epsilon_lower_bound=float(bound_reported),
+        confidence=settings.confidence, witness=witness, samples=int(book.samples), seconds=book.clock.elapsed(),
+        seed=settings.seed, target=target_name, per_event=per_event,
+        search={"rounds": selection.rounds, "pairs_examined": selection.pairs_examined, "selection_top": top,
+                "projected_bound": chosen.score, "final_runs_per_stream": na},
+        method=METHOD,
     )
 
 
@@ -491,7 +474,7 @@ def _norm_isf(x: float) -> float:
 
 def _cost_class(problem, c) -> int:
     a, _ = problem.inputs(c)
-    n = len(a) if hasattr(a, "__len__") else 1
+    n = len(a)
     return 0 if n <= 5 else 1 if n <= 20 else 2
 
 
@@ -519,11 +502,12 @@ def audit(
 ) -> AuditResult:
     """Audit a GTM deployment for a claimed epsilon, given its inputs' privacy eps_t.
 
-    ``oracle_plan``: when the audited deployment is one of ours with this plan and the exact
-    engine is installed (:func:`audits.search.exact_oracle_available`), its worst-case search
-    proposes candidate pairs first (for ``oracle_seconds``, default 10% of the budget).
+    ``eps_t``: a number or a per-step list, each >= 0 as in a configuration (a step with eps_t = 0 has
+    identical neighbours), not all 0. ``oracle_plan``: when the audited deployment is one of ours with
+    this plan, the exact engine's worst-case search (:func:`gtm_core.exact.worst_case_search`) proposes
+    candidate pairs first (for ``oracle_seconds``, default 10% of the budget).
     """
-    _check_eps_t(eps_t)
+    check_eps_t(eps_t)
     if oracle_seconds is None:
         oracle_seconds = 0.1 * seconds if seconds is not None else 10.0
     problem = GTMProblem(target, eps_t, max_T=max_T, oracle_plan=oracle_plan, oracle_seconds=oracle_seconds,
@@ -532,7 +516,30 @@ def audit(
                      confidence=confidence, progress=progress, target_name=target.describe())
 
 
-def _check_eps_t(eps_t):
+def check_eps_t(eps_t):
+    """The inputs' privacy: a number or a non-empty list, every value checked as the configuration checks
+    it (finite, >= 0; :func:`gtm_core.validation.check_nonnegative`), and not 0 at every step (neighbours
+    would all be identical: nothing to audit)."""
     vals = [eps_t] if isinstance(eps_t, (int, float)) else list(eps_t)
-    if not vals or any(not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0) for v in vals):
-        raise InvalidParameter(f"eps_t must be a positive number or a list of them, got {eps_t!r}")
+    if not vals:
+        raise InvalidParameter(f"eps_t must be a number or a non-empty list of them, got {eps_t!r}")
+    for v in vals:
+        check_nonnegative("eps_t", v)
+    if not any(v > 0 for v in vals):
+        raise InvalidParameter(f"eps_t is 0 at every step: neighbouring streams are identical, nothing to audit "
+                               f"(got {eps_t!r})")
+
+
+def claimed_epsilon(plan) -> float:
+    """The privacy loss a deployment of ``plan`` claims: epsilon, or for the ex-post parameterization
+    (Theorem 23) the largest claimed loss of a halting transcript up to the horizon."""
+    if plan.parameterization != "theorem23":
+        return float(plan.epsilon)
+    return max(plan.claimed_loss(t, True) for t in range(1, plan.horizon + 1))
+
+
+def audit_parameters(config: GTMConfig) -> tuple[float, float | list[float]]:
+    """(claimed epsilon, eps_t) of the deployment a configuration describes - what ``gtm audit --config``
+    and the certificate's audit witness audit against."""
+    eps_t = config.stream.eps_t
+    return claimed_epsilon(make_plan(config)), (list(eps_t) if isinstance(eps_t, tuple) else float(eps_t))

@@ -10,42 +10,23 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from gtm_core.files import write_atomic
+
 from .auditor import AuditResult
+from .plotting import draw_event_losses, event_loss_figsize, event_loss_rows, figure, save_png
 
 
 def plot_per_event(result: AuditResult, path: Path, *, max_events: int = 60) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = [e for e in result.per_event if math.isfinite(e.loss) or e.count or e.count_prime]
-    rows.sort(key=lambda e: -(e.loss_lower if math.isfinite(e.loss_lower) else -1e9))
-    rows = rows[:max_events]
-    fig, ax = plt.subplots(figsize=(8, max(3, 0.22 * len(rows) + 1.5)))
-    for i, e in enumerate(rows):
-        lo = e.loss_lower if math.isfinite(e.loss_lower) else -5
-        hi = e.loss_upper if math.isfinite(e.loss_upper) else 5
-        ax.plot([lo, hi], [i, i], color="tab:blue", lw=2)
-        if math.isfinite(e.loss):
-            ax.plot([e.loss], [i], "o", color="tab:blue", ms=3)
-    ax.axvline(result.epsilon_claimed, color="tab:red", ls="--", label=f"claimed eps = {result.epsilon_claimed:g}")
-    ax.axvline(-result.epsilon_claimed, color="tab:red", ls="--")
-    ax.axvline(result.epsilon_lower_bound, color="tab:green", ls=":",
-               label=f"lower bound = {result.epsilon_lower_bound:.3f}")
-    ax.set_yticks(range(len(rows)))
-    ax.set_yticklabels([e.event for e in rows], fontsize=7)
-    ax.invert_yaxis()
-    ax.set_xlabel("ln(P[E] / P'[E])  (estimate and simultaneous interval)")
-    ax.set_title("Per-event privacy loss of the witness pair")
-    ax.legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    """PNG of the per-event loss estimates of the witness pair (:func:`audits.plotting.draw_event_losses`)."""
+    rows = event_loss_rows([e.to_dict() for e in result.per_event], max_events)
+    with figure(figsize=event_loss_figsize(len(rows))) as (fig, ax):
+        draw_event_losses(ax, rows, epsilon_claimed=result.epsilon_claimed, lower_bound=result.epsilon_lower_bound)
+        fig.tight_layout()
+        return save_png(fig, path)
 
 
-def markdown_report(result: AuditResult, plot_name: str | None) -> str:
+def audit_markdown(result: AuditResult, plot_name: str | None) -> str:
+    """The readable audit report (Markdown), linking the per-event plot ``plot_name`` when given."""
     w = result.witness
     lines = [
         "# GTM privacy audit",
@@ -94,10 +75,8 @@ def _fmt_stream(s) -> str:
 
 def write_report(result: AuditResult, path: Path) -> Path:
     """Write the Markdown report and its PNG plot (same stem, ``.png``); returns the report path."""
-    from .cli_common import write_atomic
-
     path = Path(path)
     png = path.with_suffix(".png")
     plot_per_event(result, png)
-    write_atomic(path, markdown_report(result, png.name))
+    write_atomic(path, audit_markdown(result, png.name))
     return path

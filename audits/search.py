@@ -19,19 +19,21 @@ Families (:func:`initial_candidates`), all black-box (they do not need the targe
 * both directions of every pair are used (the pair and its swap are separate candidates).
 
 :func:`refine` perturbs a candidate (levels scaled, length changed, directions flipped) for the
-adaptive phase; :func:`oracle_candidates` asks the exact engine's worst-case search, when it is
-installed, for proposals.
+adaptive phase; :func:`oracle_candidates` asks the exact engine's worst-case search for a proposal.
+The neighbouring rule itself is :mod:`gtm_core.neighbours`.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from gtm_core.errors import InvalidParameter
+from gtm_core.exact import worst_case_search
+from gtm_core.neighbours import eps_at, is_neighbour, neighbour_interval
+from gtm_core.numeric import laplace_cdf
 
 LEVELS = (1e-4, 1e-3, 0.01, 0.04, 0.12, 0.25, 0.5, 0.8, 0.97)
 MIXED_LEVELS = (1e-3, 0.01, 0.04, 0.07, 0.12, 0.18, 0.25, 0.35)
@@ -57,47 +59,17 @@ class Candidate:
         return {"p": list(self.p), "p_prime": list(self.p_prime), "family": self.family, "params": dict(self.params)}
 
 
-def eps_at(eps_t, t: int) -> float:
-    """eps_t for step t (1-based): a number or a per-step sequence."""
-    if isinstance(eps_t, (int, float)):
-        return float(eps_t)
-    seq = list(eps_t)
-    return float(seq[min(t, len(seq)) - 1])
-
-
-def step_range(p: float, eps: float) -> tuple[float, float]:
-    """The interval of p' allowed by eps-DP of a Bernoulli mechanism with Pr[+1] = p."""
-    lo = max(p * math.exp(-eps), 1 - (1 - p) * math.exp(eps))
-    hi = min(p * math.exp(eps), 1 - (1 - p) * math.exp(-eps))
-    return max(lo, 0.0), min(hi, 1.0)
-
-
 def neighbour(p, directions, eps_t, fraction: float = 1.0) -> tuple[float, ...]:
-    """Move every p_t in its direction (+1 up, -1 down, 0 stay) by ``fraction`` of the allowed range."""
+    """Move every p_t in its direction (+1 up, -1 down, 0 stay) by ``fraction`` of the allowed range
+    (a step with eps_t = 0 stays exactly where it is)."""
     out = []
     for t, (pt, d) in enumerate(zip(p, directions), start=1):
-        lo, hi = step_range(float(pt), eps_at(eps_t, t))
-        target = hi if d > 0 else lo if d < 0 else pt
+        lo, hi = neighbour_interval(float(pt), eps_at(eps_t, t))
+        target = hi if d > 0 and eps_at(eps_t, t) > 0 else lo if d < 0 and eps_at(eps_t, t) > 0 else pt
         moved = float(pt + fraction * (target - pt))
         # subnormal p_t: p e^{-eps} can underflow to 0, which is not a neighbour; stay put then
         out.append(moved if is_neighbour([pt], [moved], eps_at(eps_t, t)) else float(pt))
     return tuple(out)
-
-
-def is_neighbour(p, p_prime, eps_t, *, slack: float = 1e-12) -> bool:
-    """Both ratio conditions of DESIGN.md hold at every step (with a relative float slack)."""
-    if len(p) != len(p_prime):
-        return False
-    for t, (a, b) in enumerate(zip(p, p_prime), start=1):
-        e = eps_at(eps_t, t) + slack
-        for x, y in ((a, b), (1 - a, 1 - b)):
-            if x == 0 or y == 0:
-                if x != y:
-                    return False
-                continue
-            if abs(math.log(y / x)) > e:
-                return False
-    return True
 
 
 def _pair(p, dirs, eps_t, family, **params) -> list[Candidate]:
@@ -134,24 +106,20 @@ def initial_candidates(eps_t, max_T: int, *, lengths=(1, 2, 3, 5, 10, 20, 50)) -
     return _dedupe(out)
 
 
-def laplace_probability(f: float, tau_L: float, eps1: float) -> float:
-    """Corollary 30: Pr[f + Lap(1/eps1) >= tau_L]."""
-    d = f - tau_L
-    return 0.5 * math.exp(eps1 * d) if d <= 0 else 1 - 0.5 * math.exp(-eps1 * d)
-
-
 def laplace_candidates(eps_t, max_T: int) -> list[Candidate]:
     """Corollary 30's streams: background f = tau_L - gap_b, the last step at tau_L + gap_h."""
     out = []
     eps1 = eps_at(eps_t, 1)
+    if eps1 == 0:  # eps_1 = 0: the first step's neighbours are identical, no Laplace construction
+        return out
     for T in sorted({min(max_T, T) for T in (1, 2, 5)}):
         for gap_b in (5 / eps1, 20 / eps1, 40 / eps1):
             for gap_h in (-20 / eps1, -5 / eps1, 0.0):
                 f = [-gap_b] * (T - 1) + [gap_h]
-                p = [laplace_probability(x, 0.0, eps_at(eps_t, t)) for t, x in enumerate(f, start=1)]
+                p = [laplace_cdf(x, rate=eps_at(eps_t, t)) for t, x in enumerate(f, start=1)]
                 for dirs in ([1] * (T - 1) + [-1], [1] * T):
                     f2 = [x + d for x, d in zip(f, dirs)]
-                    pp = tuple(laplace_probability(x, 0.0, eps_at(eps_t, t)) for t, x in enumerate(f2, start=1))
+                    pp = tuple(laplace_cdf(x, rate=eps_at(eps_t, t)) for t, x in enumerate(f2, start=1))
                     c = Candidate(tuple(p), pp, "laplace", {"gap_b": gap_b, "gap_h": gap_h, "T": T})
                     out += [c, c.swapped()]
     return out
@@ -189,41 +157,13 @@ def refine(c: Candidate, eps_t, max_T: int, rng: np.random.Generator, n: int = 8
     return _dedupe(out)
 
 
-def exact_oracle_available() -> bool:
-    """True when the exact engine's worst-case search (gtm_core.exact_search) is installed."""
-    return importlib.util.find_spec("gtm_core.exact_search") is not None
-
-
 def oracle_candidates(plan, eps_t, max_T: int, **kwargs) -> list[Candidate]:
-    """Pairs proposed by the exact engine's worst-case search (our own targets only)."""
-    if not exact_oracle_available():
+    """The pair proposed by the exact engine's worst-case search (our own targets only), both directions."""
+    found = worst_case_search(plan, **kwargs)
+    if len(found.p) > max_T or not is_neighbour(found.p, found.p_prime, eps_t, slack=1e-9):
         return []
-    from gtm_core import exact_search  # the feature check above decides; errors here are real errors
-
-    found = exact_search.worst_case_search(plan, **kwargs)
-    out = []
-    for item in _as_list(found):
-        p, pp = _extract_pair(item)
-        if p is None or len(p) > max_T or not is_neighbour(p, pp, eps_t, slack=1e-9):
-            continue
-        c = Candidate(tuple(map(float, p)), tuple(map(float, pp)), "exact-oracle", {})
-        out += [c, c.swapped()]
-    return out
-
-
-def _as_list(found):
-    if isinstance(found, (list, tuple)):
-        return list(found)
-    return [found]
-
-
-def _extract_pair(item):
-    for a, b in (("p", "p_prime"), ("p", "q"), ("stream", "neighbour")):
-        if hasattr(item, a) and hasattr(item, b):
-            return list(getattr(item, a)), list(getattr(item, b))
-        if isinstance(item, dict) and a in item and b in item:
-            return list(item[a]), list(item[b])
-    return None, None
+    c = Candidate(tuple(map(float, found.p)), tuple(map(float, found.p_prime)), "exact-oracle", {})
+    return [c, c.swapped()]
 
 
 def _dedupe(cands: list[Candidate]) -> list[Candidate]:

@@ -7,7 +7,7 @@ Reads one request per line on stdin, ``{"p": [...], "n": N, "seed": S}``, answer
 ``"evaluations": true``). ``--seed-mode request`` (default) seeds each request's generator with S
 so audits are reproducible; ``--seed-mode os`` ignores S and draws fresh operating-system
 entropy (a deployment's behaviour). ``--broken VARIANT`` serves one of the deliberately broken
-deployments of :mod:`audits.broken` (the auditor's power suite). A bad request gets
+deployments of :mod:`audits.power.broken` (the auditor's power suite). A bad request gets
 ``{"error": "..."}``; the server keeps running.
 """
 
@@ -23,7 +23,7 @@ from gtm_core.config import GTMConfig
 from gtm_core.errors import GTMError
 from gtm_core.planners import make_plan
 
-from .broken import VARIANTS, simulate_deployment, variant
+from .power.broken import VARIANTS, simulate_deployment, variant
 
 
 def handle(plan, deployment, request: dict, seed_mode: str) -> dict:

@@ -3,7 +3,7 @@
 A :class:`Target` answers ``sample(p, n, seed) -> TargetSample`` with ``halt`` (int array of
 length n; 0 = never halted, 1..T = halting step) and optionally ``evaluations``.
 
-* :class:`SimulatorTarget` - our GTM (or a broken :class:`~audits.broken.Deployment`) in-process,
+* :class:`SimulatorTarget` - our GTM (or a broken :class:`~audits.power.broken.Implementation`) in-process,
   vectorised (the fast path).
 * :class:`ReferenceTarget` - the literal Algorithm 1 of :mod:`gtm_core.reference` (slow).
 * :class:`CallableTarget` - any Python callable ``fn(p, n, seed)``.
@@ -30,8 +30,9 @@ import numpy as np
 
 from gtm_core.errors import GTMError, InvalidParameter, TargetError
 from gtm_core.planners import Plan
+from gtm_core.validation import check_nonnegative_int, check_stream
 
-from .broken import CORRECT, Deployment, simulate_deployment
+from .power.broken import CORRECT, Implementation, simulate_deployment
 
 
 @dataclass(frozen=True)
@@ -67,13 +68,9 @@ def validate_sample(halt, evaluations, n: int, T: int, *, source: str = "target"
 
 
 def _check_request(p, n, seed):
-    arr = np.asarray(p, dtype=float)
-    if arr.ndim != 1 or arr.size == 0 or np.any(~np.isfinite(arr)) or np.any((arr < 0) | (arr > 1)):
-        raise InvalidParameter("p must be a non-empty list of probabilities in [0, 1]")
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-        raise InvalidParameter(f"n must be a non-negative integer, got {n!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise InvalidParameter(f"seed must be a non-negative integer, got {seed!r}")
+    arr = check_stream("p", p)
+    check_nonnegative_int("n", n)
+    check_nonnegative_int("seed", seed)
     return arr
 
 
@@ -102,7 +99,7 @@ class Target:
 class SimulatorTarget(Target):
     """Our GTM for ``plan`` (or a broken deployment of it), vectorised in-process."""
 
-    def __init__(self, plan: Plan, deployment: Deployment = CORRECT, *, name: str | None = None):
+    def __init__(self, plan: Plan, deployment: Implementation = CORRECT, *, name: str | None = None):
         self.plan, self.deployment = plan, deployment
         self.max_T = plan.horizon
         self.name = name or ("simulator" if deployment.is_algorithm1 else "simulator(broken)")
@@ -265,7 +262,7 @@ class SubprocessTarget(Target):
                 return ""
             err = self._proc.stderr.read().decode("utf-8", "replace").strip().splitlines()
             return f": {err[-1][:200]}" if err else ""
-        except Exception:
+        except Exception:  # broad-except: best-effort detail for an error message being raised already
             return ""
 
     def close(self) -> None:
@@ -293,5 +290,5 @@ class SubprocessTarget(Target):
     def __del__(self):
         try:
             self.close()
-        except Exception:
+        except Exception:  # broad-except: a destructor must not raise
             pass

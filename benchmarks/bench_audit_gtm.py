@@ -9,7 +9,7 @@
    second of wall time (selection, scoring, validation and estimation included). Machine load
    (os.getloadavg) is recorded next to every figure: the machine is shared.
 2. Tightness: `audit` of the correct deployment with the time budget; its lower bound is compared
-   with the numerical worst-case loss (audits.distribution on the witness pair and the canonical
+   with the numerical worst-case loss (audits.power.distribution on the witness pair and the canonical
    mixed pairs) and, when the exact engine is installed, with its worst-case search.
 3. Accuracy and cost audits (audits.accuracy) for steps 1, 2, 5, 10.
 Writes benchmarks/results/audit_gtm.json with machine information.
@@ -30,12 +30,12 @@ import numpy as np  # noqa: E402
 
 from audits.accuracy import accuracy_audit, cost_audit  # noqa: E402
 from audits.auditor import audit  # noqa: E402
-from audits.broken import CORRECT  # noqa: E402
-from audits.search import exact_oracle_available  # noqa: E402
+from audits.power.broken import CORRECT  # noqa: E402
 from audits.targets import SimulatorTarget, SubprocessTarget  # noqa: E402
 from benchmarks.bench_audit_power import numerical_worst  # noqa: E402
 from benchmarks.machine import machine_info  # noqa: E402
 from gtm_core.config import GTMConfig  # noqa: E402
+from gtm_core.exact import worst_case_search  # noqa: E402
 from gtm_core.planners import make_plan  # noqa: E402
 
 
@@ -113,17 +113,14 @@ def main(argv=None):
     res["tightness"] = {"lower_bound": r.epsilon_lower_bound, "numerical_worst_case": num[0],
                         "ratio": r.epsilon_lower_bound / num[0], "witness": w.to_dict(), "seconds": r.seconds,
                         "samples": r.samples, "audit_steps_per_s": counting.steps / counting.seconds,
-                        "exact_engine_available": exact_oracle_available()}
-    if exact_oracle_available():
-        from gtm_core.exact_search import worst_case_search
-
-        ex = worst_case_search(plan, horizon=3, seconds=args.seconds, seed=args.seed)
-        res["tightness"]["exact_worst_case"] = {"loss": ex.loss, "transcript": ex.transcript, "t": ex.t,
-                                                "p": list(ex.p), "p_prime": list(ex.p_prime),
-                                                "seconds": ex.seconds}
-        res["tightness"]["ratio_to_exact"] = r.epsilon_lower_bound / ex.loss
-        print(f"exact engine worst case (horizon 3, {ex.seconds:.0f} s): {ex.loss:.9f} ({ex.transcript} at t={ex.t}); "
-              f"audit / exact = {r.epsilon_lower_bound / ex.loss:.4f}")
+                        "exact_engine_available": True}
+    ex = worst_case_search(plan, horizon=3, seconds=args.seconds, seed=args.seed)
+    res["tightness"]["exact_worst_case"] = {"loss": ex.loss, "transcript": ex.transcript, "t": ex.t,
+                                            "p": list(ex.p), "p_prime": list(ex.p_prime),
+                                            "seconds": ex.seconds}
+    res["tightness"]["ratio_to_exact"] = r.epsilon_lower_bound / ex.loss
+    print(f"exact engine worst case (horizon 3, {ex.seconds:.0f} s): {ex.loss:.9f} ({ex.transcript} at t={ex.t}); "
+          f"audit / exact = {r.epsilon_lower_bound / ex.loss:.4f}")
     print(f"tightness: audit lower bound {r.epsilon_lower_bound:.4f} in {r.seconds:.1f} s vs numerical worst case "
           f"{num[0]:.4f} ({num[1]}) -> ratio {r.epsilon_lower_bound / num[0]:.3f}")
 

@@ -2,9 +2,9 @@
 
     python -m benchmarks.bench_audit_power [--seconds 60] [--variants a,b,...] [--config examples/default.toml]
 
-For each variant of :mod:`audits.broken`:
+For each variant of :mod:`audits.power.broken`:
 
-1. *Is it truly not eps-DP?* The numerical halting-time law (:mod:`audits.distribution`) is
+1. *Is it truly not eps-DP?* The numerical halting-time law (:mod:`audits.power.distribution`) is
    evaluated on the canonical mixed-direction pairs of :mod:`audits.search` (k = 1, 3 continuation
    steps, 8 x 8 levels, both directions) and on the audit's own witness pair; the largest loss over
    all events with probability >= 1e-3 is reported. A variant is *non-DP* when that loss exceeds
@@ -30,8 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-from audits.broken import DESCRIPTIONS, VARIANTS
-from audits.distribution import halting_distribution, worst_event
+from audits.power.broken import DESCRIPTIONS, VARIANTS
+from audits.power.distribution import halting_distribution, worst_event
 from audits.events import halting_events
 from audits.search import MIXED_LEVELS, neighbour
 from benchmarks.machine import machine_info

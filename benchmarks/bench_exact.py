@@ -30,7 +30,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 from benchmarks.machine import machine_info  # noqa: E402
 from gtm_core import GTMConfig, make_plan  # noqa: E402
 from gtm_core.exact import exact_rejection_threshold, step_error_probabilities, transcript_distribution  # noqa: E402
-from gtm_core.exact_calibration import expected_evaluations  # noqa: E402
+from gtm_core.planners.exact_tails import expected_evaluations  # noqa: E402
 
 
 def _dist_figure(plan, p, dps, certified):
@@ -106,12 +106,14 @@ def ratio_grid() -> list[dict]:
 def planning_speed(T: int = 1000) -> dict:
     """Wall milliseconds per planned step, steps 1..T of the running example, fresh caches
     (theorem21, exact, exact_noise)."""
-    from gtm_core import exact_calibration, exact_noise_calibration, planners
+    from gtm_core import planners
+    from gtm_core.planners import exact_noise as exact_noise_calibration
+    from gtm_core.planners import exact_tails as exact_calibration
 
     out = {}
     for name in ("theorem21", "exact", "exact_noise"):
         cfg = GTMConfig.load("examples/default.toml").with_changes(parameterization=name, horizon=T)
-        planners._plan_step.cache_clear()
+        planners.plan_step.cache_clear()
         planners.global_noise.cache_clear()
         exact_calibration._certificate.cache_clear()
         exact_noise_calibration._calibrated.cache_clear()

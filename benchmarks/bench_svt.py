@@ -2,11 +2,11 @@
 
     python -m benchmarks.bench_svt [--max-samples 20000000] [--seed 2026] [--variants SVT1,...]
 
-Claimed eps = 0.1, 10 queries, c = 1 (DP-Sniper's settings, see audits/svt.py). Each variant is
+Claimed eps = 0.1, 10 queries, c = 1 (DP-Sniper's settings, see audits/power/svt.py). Each variant is
 audited by the same two-phase engine as the GTM with at most ``--max-samples`` samples in total
 (selection + estimation), confidence 0.95. The table lists our lower bound, DP-Sniper's published
 bound (obtained with >= 2e8 samples), the numerically computed true loss of our witness event
-(quadrature laws of audits/svt.py) and the time.
+(quadrature laws of audits/power/svt.py) and the time.
 
 SVT4's 0.169 is out of reach in the median with 2e7 samples for ANY single-event audit (best
 median 0.1675 with an oracle witness and all 2e7 samples in the final estimate; a real audit spends
@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from audits.auditor import run_audit
-from audits.svt import PUBLISHED_DP_SNIPER, SVTProblem, exact_witness_loss, make
+from audits.power.svt import PUBLISHED_DP_SNIPER, SVTProblem, exact_witness_loss, make
 from benchmarks.machine import machine_info
 
 

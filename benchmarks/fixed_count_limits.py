@@ -3,7 +3,7 @@
     python -m benchmarks.fixed_count_limits [--config examples/default.toml] [--runs-per-side 8e7]
 
 The broken deployment draws K_t ~ Binomial(round(lambda_t), q_t) instead of K_t ~ Po(lambda_t q_t).
-Its halting-time law is computed numerically with the machinery of audits/distribution.py (step
+Its halting-time law is computed numerically with the machinery of audits/power/distribution.py (step
 tables G_t, H_t on the eta_1 grid, eta_2 integrated by FFT; h = 0.02, tails < e^-40), cached per
 (step, success probability) so that thousands of neighbouring pairs can be scanned:
 
@@ -39,11 +39,11 @@ from pathlib import Path
 import numpy as np
 from scipy import signal, stats
 
-from audits.broken import CORRECT, VARIANTS
-from audits.distribution import _cell_masses, _step_functions, halting_distribution
-from audits.search import step_range
+from audits.power.broken import CORRECT, VARIANTS
+from audits.power.distribution import cell_masses, halting_distribution, step_functions
 from benchmarks.machine import machine_info
 from gtm_core.config import GTMConfig
+from gtm_core.neighbours import neighbour_interval
 from gtm_core.planners import make_plan
 from gtm_core.simulator import fed_success_probability
 
@@ -57,7 +57,7 @@ class CachedLaw:
 
     def __init__(self, plan, deployment, h=0.02, tail=40.0):
         self.plan, self.d, self.h, self.tail = plan, deployment, h, tail
-        self.w1 = _cell_masses(plan.tau1, h, tail)
+        self.w1 = cell_masses(plan.tau1, h, tail)
         self._tables = {}
 
     def tables(self, t, p):
@@ -65,10 +65,10 @@ class CachedLaw:
         if key not in self._tables:
             sp = self.plan.step(t)
             q = fed_success_probability(sp, p)
-            w2 = _cell_masses(self.d.tau2_scale * sp.tau2, self.h, self.tail)
+            w2 = cell_masses(self.d.tau2_scale * sp.tau2, self.h, self.tail)
             K1, K2 = self.w1.size, w2.size
             u = self.d.mu1_scale * self.plan.mu1 + (np.arange(K1 + K2 - 1) - (K1 - 1)) * self.h
-            cont, halt = _step_functions(sp, self.d, q, u)
+            cont, halt = step_functions(sp, self.d, q, u)
             G = signal.fftconvolve(cont, w2[::-1], mode="valid")[::-1]
             H = signal.fftconvolve(halt, w2[::-1], mode="valid")[::-1]
             self._tables[key] = (np.clip(G, 0, 1), np.clip(H, 0, 1))
@@ -93,7 +93,7 @@ def events(T):
 
 
 def moved(p, direction, eps_t):
-    lo, hi = step_range(p, eps_t)
+    lo, hi = neighbour_interval(p, eps_t)
     return hi if direction > 0 else lo
 
 

@@ -50,10 +50,6 @@ def _run(name: str, argv: list[str], timeout: float) -> dict:
     return rec
 
 
-def _available_verb(verb: str) -> bool:
-    return (ROOT / "audits" / f"cmd_{verb}.py").exists()
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--seconds", type=float, default=10.0, help="time budget handed to each benchmark")
@@ -79,19 +75,13 @@ def main(argv=None):
             else:
                 rec = _run(comp, [py, "-m", "benchmarks.bench_exact"], args.timeout)
         elif comp == "prove":
-            if not _available_verb("prove"):
-                rec = {"component": comp, "available": False, "note": "audits/cmd_prove.py not present"}
-            else:
-                rec = _run(comp, [py, "-m", "audits.cli", "prove", "--json", str(RESULTS / "prove_run.json")],
-                           args.timeout)
+            rec = _run(comp, [py, "-m", "audits.cli", "prove", "--json", str(RESULTS / "prove_run.json")],
+                       args.timeout)
         elif comp == "audit":
-            if not _available_verb("audit"):
-                rec = {"component": comp, "available": False, "note": "audits/cmd_audit.py not present"}
-            else:
-                target = f"{py} -m benchmarks.targets.gtm_target examples/default.toml"
-                rec = _run(comp, [py, "-m", "audits.cli", "audit", "--target", target, "--epsilon", "1",
-                                  "--eps-t", "0.1", "--seconds", str(max(args.seconds, 5)), "--seed", "1",
-                                  "--json", str(RESULTS / "audit_run.json")], args.timeout)
+            target = f"{py} -m benchmarks.targets.gtm_target examples/default.toml"
+            rec = _run(comp, [py, "-m", "audits.cli", "audit", "--target", target, "--epsilon", "1",
+                              "--eps-t", "0.1", "--seconds", str(max(args.seconds, 5)), "--seed", "1",
+                              "--json", str(RESULTS / "audit_run.json")], args.timeout)
         elif comp == "soak":
             if not (ROOT / "benchmarks" / "bench_soak.py").exists():
                 rec = {"component": comp, "available": False, "note": "benchmarks/bench_soak.py not present"}

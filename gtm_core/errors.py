@@ -47,5 +47,29 @@ class CheckFailed(GTMError):
     """A verification (proof, certificate, audit) did not pass."""
 
 
+class MechanismTimeout(MechanismError):
+    """A mechanism did not answer within its time limit."""
+
+
+class FormulaOverflow(InvalidParameter, OverflowError):
+    """A formula overflowed float64 on its arguments (still an InvalidParameter / GTMError)."""
+
+
+class FormulaZeroDivision(InvalidParameter, ZeroDivisionError):
+    """A formula divided by zero on its arguments (still an InvalidParameter / GTMError)."""
+
+
+class NotNeighbouring(InvalidParameter):
+    """Two streams are not neighbouring under the declared eps_t (DESIGN.md)."""
+
+
+class CertificateUnreadable(GTMError):
+    """The file is not a gtm certificate (not JSON, wrong format, missing fields)."""
+
+
+class NonBooleanOutput(MechanismError):
+    """A wrapped mechanism (e.g. an OpenDP measurement) returned something other than a boolean."""
+
+
 class KeyFileError(GTMError):
     """A signing or verification key file is missing, unreadable, of the wrong kind or too open."""

@@ -20,8 +20,14 @@ Upadhyay), ``shared/paper/gtm-paper.txt``.
 
 from __future__ import annotations
 
+from .errors import FormulaOverflow, FormulaZeroDivision  # noqa: F401  (their old home; re-exported)
+from .formula_guard import guarded
 from .numeric import backend
-from .zeta import zeta
+from .zeta import zeta as zeta_series
+
+# Every public formula below carries @guarded (gtm_core.formula_guard): arguments must be finite
+# reals, arithmetic failures become typed errors, NaN / complex results are refused.
+zeta = guarded(zeta_series)
 
 __all__ = [
     "zeta",
@@ -43,6 +49,7 @@ __all__ = [
     "pareto_shape",
     "theorem21_A_tilde",
     "lemma22_lambda_bar",
+    "expected_lambda",
     "theorem23_tau1",
     "theorem23_mu1",
     "theorem23_tau2",
@@ -70,6 +77,7 @@ __all__ = [
 # ---------------------------------------------------------------------------
 
 
+@guarded
 def omega(t: int, *, dps: int | None = None):
     """Definition 7(1): omega_t = 1 / (zeta * t * ln^3(t+2)); sum_t omega_t = 1."""
     m = backend(dps)
@@ -78,6 +86,7 @@ def omega(t: int, *, dps: int | None = None):
         return 1 / (zeta(dps=dps) * tt * m.log(tt + 2) ** 3)
 
 
+@guarded
 def step_failure_probability(t: int, beta, *, dps: int | None = None):
     """Definition 7(2): beta_t = omega_t * beta, so that sum_t beta_t = beta."""
     m = backend(dps)
@@ -90,6 +99,7 @@ def step_failure_probability(t: int, beta, *, dps: int | None = None):
 # ---------------------------------------------------------------------------
 
 
+@guarded
 def lambda_left(x, alpha, *, dps: int | None = None):
     """Equation (3): lambda^l(x, alpha) = x + L + sqrt(2 x L + L^2), L = ln(1/alpha).
 
@@ -102,6 +112,7 @@ def lambda_left(x, alpha, *, dps: int | None = None):
         return x + L + m.sqrt(2 * x * L + L * L)
 
 
+@guarded
 def lambda_right(x, alpha, *, dps: int | None = None):
     """Equation (4): lambda^r(x, alpha) = x + 1 - sqrt(2 (x+1) ln(1/alpha)).
 
@@ -120,6 +131,7 @@ def lambda_right(x, alpha, *, dps: int | None = None):
         return y * (y - 2 * L) / (y + m.sqrt(2 * y * L))
 
 
+@guarded
 def right_tail_valid(x, alpha, *, dps: int | None = None) -> bool:
     """Lemma 10(3b) validity condition: x + 1 >= 2 ln(1/alpha)."""
     m = backend(dps)
@@ -132,6 +144,7 @@ def right_tail_valid(x, alpha, *, dps: int | None = None) -> bool:
 # ---------------------------------------------------------------------------
 
 
+@guarded
 def lemma11_root(alpha, beta, gamma, *, dps: int | None = None):
     """Lemma 11: the larger root r of (gamma-1) m^2 - (sqrt(2A) + gamma sqrt(2B)) m - 2A,
 
@@ -147,6 +160,7 @@ def lemma11_root(alpha, beta, gamma, *, dps: int | None = None):
         return (a + m.sqrt(a * a + 8 * (g - 1) * A)) / (2 * (g - 1))
 
 
+@guarded
 def lemma11_threshold(alpha, beta, gamma, *, dps: int | None = 50) -> int:
     """Lemma 11: c = max(floor(2 max(A, B)), ceil(r^2)).
 
@@ -187,6 +201,7 @@ def lemma11_threshold(alpha, beta, gamma, *, dps: int | None = 50) -> int:
 # ---------------------------------------------------------------------------
 
 
+@guarded
 def base_rate_above(c, beta_II, p_star, *, dps: int | None = None):
     """Lemma 20(1), above threshold (s = +1): rho = lambda^l(c, beta^II) / p*."""
     m = backend(dps)
@@ -194,6 +209,7 @@ def base_rate_above(c, beta_II, p_star, *, dps: int | None = None):
         return lambda_left(c, beta_II, dps=dps) / m.num(p_star)
 
 
+@guarded
 def base_rate_below(c, beta_II, p_star, *, dps: int | None = None):
     """Lemma 20(2), below threshold (s = -1): rho = lambda^r(c, beta^II) / p*.
 
@@ -209,6 +225,7 @@ def base_rate_below(c, beta_II, p_star, *, dps: int | None = None):
 # ---------------------------------------------------------------------------
 
 
+@guarded
 def lemma19_good_event_failure(mu1, tau1, beta, c_G="0.25", *, dps: int | None = None):
     """Lemma 19(1): Pr[G^c] <= exp(-mu1/tau1) + c_G * sum_t beta_t = exp(-mu1/tau1) + c_G beta."""
     m = backend(dps)
@@ -216,6 +233,7 @@ def lemma19_good_event_failure(mu1, tau1, beta, c_G="0.25", *, dps: int | None =
         return m.exp(-m.num(mu1) / m.num(tau1)) + m.num(c_G) * m.num(beta)
 
 
+@guarded
 def theorem21_tau1(epsilon, theta, *, dps: int | None = None):
     """Theorem 21 (proof): 1/tau_1 = theta eps / (theta + 2)."""
     m = backend(dps)
@@ -224,6 +242,7 @@ def theorem21_tau1(epsilon, theta, *, dps: int | None = None):
         return (th + 2) / (th * m.num(epsilon))
 
 
+@guarded
 def theorem21_tau2(epsilon, theta, *, dps: int | None = None):
     """Theorem 21 (proof): 2/tau_2 = 2 eps / (theta + 2), i.e. tau_2 = (theta + 2)/eps."""
     m = backend(dps)
@@ -231,6 +250,7 @@ def theorem21_tau2(epsilon, theta, *, dps: int | None = None):
         return (m.num(theta) + 2) / m.num(epsilon)
 
 
+@guarded
 def theorem21_mu1(epsilon, theta, beta, *, dps: int | None = None):
     """Theorem 21 (proof): mu_1 = tau_1 ln(4/beta)."""
     m = backend(dps)
@@ -238,6 +258,7 @@ def theorem21_mu1(epsilon, theta, beta, *, dps: int | None = None):
         return theorem21_tau1(epsilon, theta, dps=dps) * m.log(4 / m.num(beta))
 
 
+@guarded
 def theorem21_noise_range(eps_t, epsilon, theta, beta, beta_t, *, dps: int | None = None):
     """Theorem 21: Lambda_t = (4/beta)^{(eps_t/eps)(1 + 2/theta)} (4/beta_t)^{(eps_t/eps)(2 + theta)}.
 
@@ -252,6 +273,7 @@ def theorem21_noise_range(eps_t, epsilon, theta, beta, beta_t, *, dps: int | Non
         )
 
 
+@guarded
 def rejection_threshold(p_star, gamma, Lambda, *, dps: int | None = None):
     """Theorems 21(2) and 23(2): p_bar = max(p*/(gamma Lambda), 1 - gamma Lambda (1 - p*)).
 
@@ -266,6 +288,7 @@ def rejection_threshold(p_star, gamma, Lambda, *, dps: int | None = None):
         return max(p / x, 1 - x * (1 - p))
 
 
+@guarded
 def direction(p_star, gamma, Lambda, *, dps: int | None = None) -> int:
     """Flipping rule (proof of Theorem 21): s_t = +1 iff gamma Lambda_t (1 - p*_t) > p*_t, else -1.
 
@@ -277,6 +300,7 @@ def direction(p_star, gamma, Lambda, *, dps: int | None = None) -> int:
         return 1 if m.num(gamma) * m.num(Lambda) * (1 - p) > p else -1
 
 
+@guarded
 def pareto_shape(epsilon, eps_t, theta, *, dps: int | None = None):
     """Theorem 21(3): w_t = e^{eps_t eta_{2,t}} ~ Par(sigma_t), sigma_t = eps / (eps_t (theta + 2))."""
     m = backend(dps)
@@ -284,6 +308,7 @@ def pareto_shape(epsilon, eps_t, theta, *, dps: int | None = None):
         return m.num(epsilon) / (m.num(eps_t) * (m.num(theta) + 2))
 
 
+@guarded
 def theorem21_A_tilde(t, epsilon, eps_t, theta, gamma, beta, p_star, C_A, *, dps: int | None = None):
     """Theorem 21(3): A~_t = C_A ln(t/beta)/(gamma-1)^2 * max((4/beta)^{(1+2/theta) eps_t/eps}/p*, 1/(1-p*)).
 
@@ -299,6 +324,7 @@ def theorem21_A_tilde(t, epsilon, eps_t, theta, gamma, beta, p_star, C_A, *, dps
         )
 
 
+@guarded
 def lemma22_lambda_bar(t, gamma, beta, beta_t, p_star, Lambda, C_A, *, dps: int | None = None):
     """Lemma 22(1): lambda_bar_t = max(C_A ln(t/beta)/(gamma-1)^2 * max(Lambda_t/p*, 1/(1-p*)), ln(4/beta_t)).
 
@@ -314,11 +340,42 @@ def lemma22_lambda_bar(t, gamma, beta, beta_t, p_star, Lambda, C_A, *, dps: int 
         return max(main, m.log(4 / m.num(beta_t)))
 
 
+@guarded(infinite_ok=("tau2",))
+def expected_lambda(s, rho, eps_t, tau1, tau2, mu1, *, dps: int | None = None):
+    """Lemma 12(2): E[lambda_t] (= E[N_t] for a step that is run, marginal over the noise).
+
+    lambda_t = rho e^{s eps_t (mu1 - eta1 + eta2)}; with V = e^{eps_t eta1} ~ Par(sigma1),
+    W = e^{eps_t eta2} ~ Par(sigma2), sigma1 = 1/(eps_t tau1), sigma2 = 1/(eps_t tau2):
+    s = +1: E = rho e^{eps mu1} sigma2/(sigma2 - 1) * sigma1/(sigma1 + 1);
+    s = -1: E = rho e^{-eps mu1} sigma1/(sigma1 - 1) * sigma2/(sigma2 + 1);
+    +inf when the needed moment diverges. tau2 = +inf (no eta2) gives the factor 1;
+    eps_t = 0 gives rho.
+    """
+    m = backend(dps)
+    with m.context():
+        eps = m.num(eps_t)
+        if eps == 0:
+            return m.num(rho)
+        t2 = m.num(tau2)
+        s1 = 1 / (eps * m.num(tau1))
+        s2 = m.inf if t2 == m.inf else 1 / (eps * t2)
+        if m.num(s) > 0:
+            if s2 <= 1:
+                return m.inf
+            ew = 1 if s2 == m.inf else s2 / (s2 - 1)
+            return m.num(rho) * m.exp(eps * m.num(mu1)) * ew * s1 / (s1 + 1)
+        if s1 <= 1:
+            return m.inf
+        ew = 1 if s2 == m.inf else s2 / (s2 + 1)
+        return m.num(rho) * m.exp(-eps * m.num(mu1)) * s1 / (s1 - 1) * ew
+
+
 # ---------------------------------------------------------------------------
 # Theorem 23 / Corollary 35: ex-post privacy parameterisation
 # ---------------------------------------------------------------------------
 
 
+@guarded
 def theorem23_tau1(epsilon_c, *, dps: int | None = None):
     """Theorem 23 (proof): 1/tau_1 = eps_C."""
     m = backend(dps)
@@ -326,6 +383,7 @@ def theorem23_tau1(epsilon_c, *, dps: int | None = None):
         return 1 / m.num(epsilon_c)
 
 
+@guarded
 def theorem23_mu1(epsilon_c, beta, *, dps: int | None = None):
     """Theorem 23 (proof): mu_1 = ln(4/beta)/eps_C = tau_1 ln(4/beta)."""
     m = backend(dps)
@@ -333,6 +391,7 @@ def theorem23_mu1(epsilon_c, beta, *, dps: int | None = None):
         return m.log(4 / m.num(beta)) / m.num(epsilon_c)
 
 
+@guarded
 def theorem23_tau2(eps_t, c_h, beta_t, *, dps: int | None = None):
     """Theorem 23 (proof): tau_{2,t} = 2 / (C_H eps_t ln(4/beta_t)); +inf when eps_t = 0."""
     m = backend(dps)
@@ -343,6 +402,7 @@ def theorem23_tau2(eps_t, c_h, beta_t, *, dps: int | None = None):
         return 2 / (m.num(c_h) * e * m.log(4 / m.num(beta_t)))
 
 
+@guarded
 def theorem23_noise_range(eps_t, epsilon_c, c_h, beta, *, dps: int | None = None):
     """Theorem 23: Lambda_t = (4/beta)^{eps_t/eps_C} e^{2/C_H}.
 
@@ -357,6 +417,7 @@ def theorem23_noise_range(eps_t, epsilon_c, c_h, beta, *, dps: int | None = None
         return m.power(4 / m.num(beta), e / m.num(epsilon_c)) * m.exp(2 / m.num(c_h))
 
 
+@guarded
 def theorem23_expost_loss(halted: bool, eps_t, epsilon_c, c_h, beta_t, *, dps: int | None = None):
     """Theorem 23: eps~(a_1..a_t) = eps_C + C_H eps_t ln(4/beta_t) if a_t = s_t (halt), else eps_C."""
     m = backend(dps)
@@ -372,6 +433,7 @@ def theorem23_expost_loss(halted: bool, eps_t, epsilon_c, c_h, beta_t, *, dps: i
 # ---------------------------------------------------------------------------
 
 
+@guarded
 def purification_crossover(eps_t, delta_t, c=1, *, dps: int | None = None):
     """Lemma 24(2)-(3): phi = delta / (e^{c eps} - 1 + 2 delta) makes the smoothed mechanism (c eps)-DP."""
     m = backend(dps)
@@ -380,14 +442,22 @@ def purification_crossover(eps_t, delta_t, c=1, *, dps: int | None = None):
         return d / (m.expm1(m.num(c) * m.num(eps_t)) + 2 * d)
 
 
+def purification_map(p, phi):
+    """Lemma 24(1), equation (13), on numbers of any type (float, mpmath, arb balls):
+    (1 - 2 phi) p + phi. :func:`purified_probability` is the guarded formula; the exact engine
+    applies this map to arb balls."""
+    return (1 - 2 * phi) * p + phi
+
+
+@guarded
 def purified_probability(p, phi, *, dps: int | None = None):
     """Lemma 24(1), equation (13): p~ = (1 - 2 phi) p + phi."""
     m = backend(dps)
     with m.context():
-        f = m.num(phi)
-        return (1 - 2 * f) * m.num(p) + f
+        return purification_map(m.num(p), m.num(phi))
 
 
+@guarded
 def purification_slack_bound(eps_t, delta_t, *, dps: int | None = None):
     """Lemma 24(3) / Corollary 25: |p~ - p| <= phi <= delta_t / eps_t."""
     m = backend(dps)
@@ -400,6 +470,7 @@ def purification_slack_bound(eps_t, delta_t, *, dps: int | None = None):
 # ---------------------------------------------------------------------------
 
 
+@guarded
 def lower_bound_delta_prime(epsilon, delta, *, dps: int | None = None):
     """Definition 26 / Theorem 29: delta' = delta / (e^eps - 1)."""
     m = backend(dps)
@@ -407,6 +478,7 @@ def lower_bound_delta_prime(epsilon, delta, *, dps: int | None = None):
         return m.num(delta) / m.expm1(m.num(epsilon))
 
 
+@guarded
 def theorem29_alpha_sum(epsilon, delta, beta, T, *, dps: int | None = None):
     """Theorem 29, equation (15): alpha_+ + alpha_- >=
     (1/eps)(ln(T / (2(beta + T delta'))) + ln(1/(2(beta + delta')))) - 2."""
@@ -418,6 +490,7 @@ def theorem29_alpha_sum(epsilon, delta, beta, T, *, dps: int | None = None):
         return (m.log(TT / (2 * (b + TT * dp))) + m.log(1 / (2 * (b + dp)))) / m.num(epsilon) - 2
 
 
+@guarded
 def corollary30_Lambda0(eps_1, epsilon, delta, beta, T, *, dps: int | None = None):
     """Corollary 30: Lambda_0 = e^{-2 eps_1} (T/(2(beta + T delta')) * 1/(2(beta + delta')))^{eps_1/eps}."""
     m = backend(dps)
@@ -430,6 +503,7 @@ def corollary30_Lambda0(eps_1, epsilon, delta, beta, T, *, dps: int | None = Non
         return m.exp(-2 * e1) * m.power(inner, e1 / m.num(epsilon))
 
 
+@guarded
 def corollary30_odds_ratio(p_star, p_bar, *, dps: int | None = None):
     """Corollary 30, equation (17): the odds ratio (p*/(1-p*)) / (p_bar/(1-p_bar)), which must be >= Lambda_0."""
     m = backend(dps)
@@ -439,6 +513,7 @@ def corollary30_odds_ratio(p_star, p_bar, *, dps: int | None = None):
         return (ps / (1 - ps)) / (pb / (1 - pb))
 
 
+@guarded
 def corollary30_rejection_threshold(p_star, Lambda0, *, dps: int | None = None):
     """Largest rejection threshold allowed by Corollary 30, items 1-3 (the case-wise bounds).
 
@@ -463,6 +538,7 @@ def corollary30_rejection_threshold(p_star, Lambda0, *, dps: int | None = None):
         return min(1 / (4 * L0 * (1 - ps)), half)
 
 
+@guarded
 def theorem31_expected_evaluations(p_star, eps_1, epsilon, delta, beta_II, *, dps: int | None = None):
     """Theorem 31: E[N_t] >= e^{-eps_1} / (4 p* (2 (beta^II + delta'))^{eps_1/eps})."""
     m = backend(dps)
@@ -479,6 +555,7 @@ def theorem31_expected_evaluations(p_star, eps_1, epsilon, delta, beta_II, *, dp
 # ---------------------------------------------------------------------------
 
 
+@guarded
 def pareto_tail(u, sigma, *, dps: int | None = None):
     """Definition 8(5): Pr[w > u] = u^{-sigma} for u >= 1 (and 1 for u < 1)."""
     m = backend(dps)
@@ -489,6 +566,7 @@ def pareto_tail(u, sigma, *, dps: int | None = None):
         return m.power(uu, -m.num(sigma))
 
 
+@guarded
 def pareto_moment(k, sigma, *, dps: int | None = None):
     """Lemma 12(2): E[w^k] = sigma/(sigma - k) for k < sigma (also k < 0); +inf for k >= sigma."""
     m = backend(dps)
@@ -500,6 +578,7 @@ def pareto_moment(k, sigma, *, dps: int | None = None):
         return s / (s - kk)
 
 
+@guarded
 def pareto_truncated_mean(sigma, W, *, dps: int | None = None):
     """Lemma 12(3a): E[min(w, W)] = sigma/(sigma-1) - W^{1-sigma}/(sigma-1), W >= 1.
 
@@ -516,6 +595,7 @@ def pareto_truncated_mean(sigma, W, *, dps: int | None = None):
         return 1 - m.expm1((1 - s) * lw) / (s - 1)
 
 
+@guarded
 def pareto_truncated_second_moment(sigma, W, *, dps: int | None = None):
     """Lemma 12(3b): E[min(w, W)^2] = (2 W^{2-sigma} - sigma)/(2 - sigma) (sigma != 2), 2 ln W + 1 (sigma = 2).
 
@@ -529,108 +609,3 @@ def pareto_truncated_second_moment(sigma, W, *, dps: int | None = None):
         if s == 2:
             return 2 * lw + 1
         return 1 + 2 * m.expm1((2 - s) * lw) / (2 - s)
-
-
-# ---------------------------------------------------------------------------
-# Argument and result guard (hostile-input campaign, issue 8)
-# ---------------------------------------------------------------------------
-# The formulas are written for arguments inside their domains (the configuration types validate
-# those at construction). Called directly with hostile arguments they must still end in a typed
-# error, never in a bare ValueError / ZeroDivisionError / OverflowError / TypeError, a NaN or a
-# complex number. This guard checks that every numeric argument is a finite real (float, int,
-# numpy scalar, mpmath mpf or a decimal string), ``dps`` is None or a positive integer, turns the
-# arithmetic errors of out-of-domain arguments into InvalidParameter, and refuses NaN or complex
-# results. +-inf results are allowed where a formula documents them (e.g. pareto_moment). It does
-# NOT check each formula's mathematical domain (alpha in (0, 1), gamma in (1, 2], ...): an
-# argument outside it can still give a finite number.
-
-import functools as _functools
-import inspect as _inspect
-import math as _math
-import numbers as _numbers
-
-import mpmath as _mpmath
-
-from .errors import GTMError as _GTMError
-from .errors import InvalidParameter as _InvalidParameter
-
-
-class FormulaOverflow(_InvalidParameter, OverflowError):
-    """A formula overflowed float64 on its arguments (still an InvalidParameter / GTMError)."""
-
-
-class FormulaZeroDivision(_InvalidParameter, ZeroDivisionError):
-    """A formula divided by zero on its arguments (still an InvalidParameter / GTMError)."""
-
-
-def _check_formula_number(fname: str, name: str, value) -> None:
-    if type(value) is float:
-        if _math.isfinite(value):
-            return
-    elif type(value) is int:
-        return
-    elif not isinstance(value, (bool, complex)) and isinstance(value, (_numbers.Real, str, _mpmath.mpf)):
-        try:
-            x = _mpmath.mpf(value)
-        except (ValueError, TypeError):
-            x = None
-        if x is not None and _mpmath.isfinite(x):
-            return
-    raise _InvalidParameter(f"{fname}: {name} must be a finite real number, got {value!r}")
-
-
-def _guard_formula(fn):
-    sig = _inspect.signature(fn)
-    fname = fn.__name__
-    positional = [p.name for p in sig.parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    known = set(sig.parameters)
-
-    def check(name, value):
-        if name == "dps":
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                                      or not 1 <= value <= 100_000):
-                raise _InvalidParameter(f"{fname}: dps must be None or an integer in [1, 100000], got {value!r}")
-        elif name == "halted":
-            if not isinstance(value, (bool, int)):
-                raise _InvalidParameter(f"{fname}: halted must be a bool, got {value!r}")
-        else:
-            _check_formula_number(fname, name, value)
-
-    def shown(args, kwargs):
-        pairs = list(zip(positional, args)) + [(k, v) for k, v in kwargs.items() if k != "dps"]
-        return ", ".join(f"{k}={v!r}" for k, v in pairs)
-
-    @_functools.wraps(fn)
-    def guarded(*args, **kwargs):
-        if len(args) > len(positional):
-            raise _InvalidParameter(f"{fname}: too many positional arguments ({len(args)})")
-        for name, value in zip(positional, args):
-            check(name, value)
-        for name, value in kwargs.items():
-            if name not in known:
-                raise _InvalidParameter(f"{fname}: unexpected argument {name!r}")
-            check(name, value)
-        try:
-            result = fn(*args, **kwargs)
-        except _GTMError:
-            raise
-        except OverflowError:
-            raise FormulaOverflow(f"{fname}: float64 overflow on ({shown(args, kwargs)})") from None
-        except ZeroDivisionError:
-            raise FormulaZeroDivision(f"{fname}: division by zero on ({shown(args, kwargs)})") from None
-        except (ArithmeticError, ValueError, TypeError):
-            raise _InvalidParameter(f"{fname}: arguments outside the formula's domain ({shown(args, kwargs)})") from None
-        if isinstance(result, (complex, _mpmath.mpc)) or (
-                isinstance(result, float) and _math.isnan(result)) or (
-                isinstance(result, _mpmath.mpf) and _mpmath.isnan(result)):
-            raise _InvalidParameter(f"{fname}: arguments outside the formula's domain ({shown(args, kwargs)}); "
-                                    "the result is not a real number")
-        return result
-
-    return guarded
-
-
-for _name in __all__:
-    globals()[_name] = _guard_formula(globals()[_name])
-del _name

@@ -17,6 +17,7 @@ import math
 from typing import Any
 
 import mpmath
+import numpy as np
 
 
 class _FloatBackend:
@@ -94,3 +95,34 @@ def backend(dps: int | None):
 
         raise InvalidParameter(f"dps must be an integer >= 5 or None, got {dps!r}")
     return _MpBackend(dps)
+
+
+# ---------------------------------------------------------------------------
+# The Laplace distribution
+# ---------------------------------------------------------------------------
+
+
+def laplace_cdf(x, *, scale=None, rate=None):
+    """Pr[Lap(0, b) <= x] = e^{x/b}/2 (x < 0), 1 - e^{-x/b}/2 (x >= 0): the one Laplace CDF.
+
+    Give the scale b (``scale=b``) or the rate 1/b (``rate=eps``, e.g. Corollary 30's
+    Pr[f + Lap(1/eps1) >= tau_L] = laplace_cdf(f - tau_L, rate=eps1)); the argument is formed
+    as x / b or eps x exactly as written. A numpy array (also 0-d) or a list is evaluated
+    elementwise with numpy and returns an array; a scalar is evaluated with :mod:`math` and
+    returns a float (numpy's and libm's exp may differ in the last bit, so callers keep the
+    evaluation they had).
+    """
+    if (scale is None) == (rate is None):
+        raise TypeError("laplace_cdf: give exactly one of scale= and rate=")
+    if isinstance(x, (np.ndarray, list, tuple)):
+        x = np.asarray(x, dtype=float)
+        z = x / scale if rate is None else rate * x
+        return np.where(z < 0, 0.5 * np.exp(np.minimum(z, 0)), 1 - 0.5 * np.exp(-np.maximum(z, 0)))
+    z = x / scale if rate is None else rate * x
+    return 0.5 * math.exp(z) if z <= 0 else 1 - 0.5 * math.exp(-z)
+
+
+def laplace_density(x, *, scale):
+    """The Lap(0, b) density e^{-|x|/b} / (2b) (numpy, elementwise)."""
+    x = np.asarray(x, dtype=float)
+    return np.exp(-np.abs(x) / scale) / (2 * scale)

@@ -42,6 +42,7 @@ from .validation import (
     check_nonnegative_int,
     check_positive,
     check_probability,
+    check_stream,
 )
 
 # numpy's Poisson sampler refuses means above ~9.2e18; far below that we switch to an exact
@@ -63,7 +64,7 @@ def as_sign(value: Any) -> int:
     )
 
 
-def _count_positive(mechanism: Callable, data: Any, n: int) -> int:
+def count_positive(mechanism: Callable, data: Any, n: int) -> int:
     """Evaluate the mechanism n times on data; return the number of +1 outputs.
 
     A mechanism may offer ``batch(data, n)`` returning n outputs at once (same law as n
@@ -165,23 +166,23 @@ class GTM:
     ) -> int:
         """GTM.Step(M_t, X_t, eps_t, tau2_t, c_t, rho_t, s_t) -> a_t in {-s_t, s_t}; a_t = s_t halts.
 
-        Three phases, in Algorithm 1's order: draw the noise and N_t (:meth:`_draw_count`, no data
-        touched), evaluate the mechanism N_t times and count K_t, decide (:meth:`_decide`). A
+        Three public phases, in Algorithm 1's order (after :meth:`check_step`): draw the noise
+        and N_t (:meth:`draw_count`, no data touched), evaluate the mechanism N_t times and count K_t, decide (:meth:`decide`). A
         persisted deployment (:mod:`gtm_core.deployment`) runs the same phases and writes its
         write-ahead record between the first and the second.
         """
-        eps_t, tau2, c, rho, s, evaluation_budget = self._check_step(
+        eps_t, tau2, c, rho, s, evaluation_budget = self.check_step(
             mechanism, eps_t, tau2, c, rho, s, evaluation_budget
         )
-        n = self._draw_count(eps_t, tau2, rho, s, evaluation_budget)
+        n = self.draw_count(eps_t, tau2, rho, s, evaluation_budget)
         try:
-            k = _count_positive(mechanism, data, n)
+            k = count_positive(mechanism, data, n)
         except MechanismError:
             self.failed = True
             raise
-        return self._decide(k, c, s)
+        return self.decide(k, c, s)
 
-    def _check_step(self, mechanism, eps_t, tau2, c, rho, s, evaluation_budget):
+    def check_step(self, mechanism, eps_t, tau2, c, rho, s, evaluation_budget):
         """Refuse a step on a GTM that cannot step, or with arguments outside their domains."""
         if not self.initialized:
             raise HaltedError("GTM.step called before GTM.init")
@@ -209,7 +210,7 @@ class GTM:
             raise MechanismError(f"mechanism must be callable, got {type(mechanism).__name__}")
         return eps_t, float(tau2), c, rho, s, evaluation_budget
 
-    def _draw_count(self, eps_t: float, tau2: float, rho: float, s: int,
+    def draw_count(self, eps_t: float, tau2: float, rho: float, s: int,
                     evaluation_budget: int | None) -> int:
         """Phase 1 of a step: eta_2 ~ Exp(tau2), lambda_t, N_t ~ Po(lambda_t). Touches no data.
 
@@ -230,7 +231,7 @@ class GTM:
             )
         return n
 
-    def _decide(self, k: int, c: int, s: int) -> int:
+    def decide(self, k: int, c: int, s: int) -> int:
         """Phase 3 of a step: a_t = s_t (halt) if s_t (K_t - c_t - 1/2) > 0, else -s_t.
 
         In integers: for s_t = +1 that is K_t > c_t, for s_t = -1 it is K_t <= c_t."""
@@ -239,13 +240,20 @@ class GTM:
             return s
         return -s
 
+    def secret_eta1(self) -> float:
+        """eta_1, for the deployment's state file only (a secret: never print, log or release it)."""
+        if self._eta1 is None:
+            raise HaltedError("GTM.init has not run; there is no eta_1")
+        return self._eta1
+
     @classmethod
-    def _restore(cls, rng: np.random.Generator, *, eta1: float, mu1: float,
+    def restore(cls, rng: np.random.Generator, *, eta1: float, mu1: float,
                  steps_taken: int) -> "GTM":
         """A GTM whose Init already ran (eta_1 read back from a persisted deployment state).
 
-        Internal: only :mod:`gtm_core.deployment` calls this, with the eta_1 it drew once and
-        stored. Calling it with a fresh eta_1 would defeat the point of drawing it once.
+        The seam of :mod:`gtm_core.deployment` (and of tests that fix eta_1): call it only with
+        the eta_1 that :meth:`init` drew once and that was stored (:meth:`secret_eta1`). Calling
+        it with a fresh eta_1 would defeat the point of drawing it once.
         """
         gtm = cls(rng)
         gtm._eta1 = float(eta1)
@@ -449,9 +457,7 @@ class _CountingMechanism:
 
 def run_reference(plan: Plan, p, rng: np.random.Generator) -> tuple[int, int]:
     """One run of the reference GTM on a Bernoulli stream p[0..T-1]: (halting step or 0, evaluations)."""
-    from .simulator import _check_stream
-
-    p = _check_stream(p, None)
+    p = check_stream("p", p)
     run = GTMRun(plan, rng)
     total = 0
     for t, pt in enumerate(p, start=1):

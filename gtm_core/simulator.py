@@ -22,7 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import InvalidParameter
-from .validation import check_probability
+from .formulas import purified_probability
+from .validation import check_probability, check_stream
 from .planners import Plan
 
 
@@ -44,22 +45,8 @@ def fed_success_probability(step, p: float) -> float:
     """Pr[+1] of the mechanism actually fed to the GTM at this step (purified, then flipped if s = -1)."""
     q = check_probability("p", p)
     if step.delta_t > 0:
-        q = (1 - 2 * step.phi) * q + step.phi
+        q = purified_probability(q, step.phi)
     return q if step.s == 1 else 1.0 - q
-
-
-def _check_stream(p, T: int | None) -> np.ndarray:
-    try:
-        arr = np.asarray(p, dtype=float)
-    except (TypeError, ValueError, OverflowError):
-        raise InvalidParameter("p must be a non-empty 1-D sequence of probabilities") from None
-    if arr.ndim != 1 or arr.size == 0:
-        raise InvalidParameter(f"p must be a non-empty 1-D sequence of probabilities, got shape {arr.shape}")
-    if np.any(~np.isfinite(arr)) or np.any((arr < 0) | (arr > 1)):
-        raise InvalidParameter("p must contain probabilities in [0, 1]")
-    if T is not None and T != arr.size:
-        raise InvalidParameter(f"T={T} does not match len(p)={arr.size}")
-    return arr
 
 
 def simulate(
@@ -83,7 +70,7 @@ def simulate(
         raise InvalidParameter(f"evaluations must be a bool, got {evaluations!r}")
     if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
         raise InvalidParameter(f"chunk must be a positive integer, got {chunk!r}")
-    p = _check_stream(p, T)
+    p = check_stream("p", p, length=T)
     T = p.size
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
         raise InvalidParameter(f"n must be a non-negative integer, got {n!r}")

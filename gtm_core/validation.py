@@ -7,6 +7,8 @@ import math
 import numbers
 from typing import Any
 
+import numpy as np
+
 from .errors import InvalidParameter
 
 
@@ -93,3 +95,24 @@ def check_nonnegative_int(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 0:
         raise InvalidParameter(f"{name} must be a non-negative integer, got {value!r}")
     return int(value)
+
+
+def check_stream(name: str, p: Any, *, length: int | None = None) -> np.ndarray:
+    """A Bernoulli stream: a non-empty 1-D sequence of probabilities in [0, 1], as a float array.
+
+    ``length`` (if given) must equal len(p). The one stream check of the float64 code paths
+    (simulator, reference GTM, baselines); the exact engine converts the same entries to arb
+    balls instead (:func:`gtm_core.exact.probabilities_as_arb`), so that decimal strings and
+    mpmath numbers keep their exact values.
+    """
+    try:
+        arr = np.asarray(p, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidParameter(f"{name} must be a non-empty 1-D sequence of probabilities") from None
+    if arr.ndim != 1 or arr.size == 0:
+        raise InvalidParameter(f"{name} must be a non-empty 1-D sequence of probabilities, got shape {arr.shape}")
+    if np.any(~np.isfinite(arr)) or np.any((arr < 0) | (arr > 1)):
+        raise InvalidParameter(f"{name} must contain probabilities in [0, 1]")
+    if length is not None and length != arr.size:
+        raise InvalidParameter(f"T={length} does not match len({name})={arr.size}")
+    return arr

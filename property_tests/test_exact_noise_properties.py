@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gtm_core import GTMConfig, make_plan
-from gtm_core import exact_noise_calibration as XN
+from gtm_core.planners import exact_noise as XN
 from gtm_core.errors import UnsupportedConfiguration
 
 from .strategies import log_uniform

@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from audits import cmd_deploy
+from audits.cli import deploy as cmd_deploy
 from audits.cli import cli
 from gtm_core import GTMConfig, make_plan
-from gtm_core import deployment as D
+from gtm_core.deployment import runner as dep_runner
 from gtm_core import reference as R
 from gtm_core.deployment import Deployment
 from gtm_core.errors import EvaluationBudgetExceeded, GTMError, MechanismError
@@ -167,15 +167,15 @@ def test_bad_output_channels(tmp_path, caplog):
 def test_budget_exceeded_channels(tmp_path, caplog, monkeypatch):
     import dataclasses
 
-    real = D._step_plan
-    monkeypatch.setattr(D, "_step_plan",
+    real = dep_runner.uncached_step_plan
+    monkeypatch.setattr(dep_runner, "uncached_step_plan",
                         lambda cfg, t: real(cfg, t) if t == 1 else dataclasses.replace(real(cfg, t), evaluation_budget=100))
     _fail_with(tmp_path, caplog, sentinel_mechanism(K_CONTINUE), EvaluationBudgetExceeded)
 
 
 def test_cli_channels(tmp_path, monkeypatch, caplog):
     caplog.set_level(logging.DEBUG)
-    monkeypatch.setattr(D, "default_rng", lambda seed=None: (SentinelGenerator(), seed is not None))
+    monkeypatch.setattr(dep_runner, "default_rng", lambda seed=None: (SentinelGenerator(), seed is not None))
     monkeypatch.setattr(cmd_deploy, "default_rng", lambda seed=None: (SentinelGenerator(), seed is not None))
     cfg = tmp_path / "c.toml"
     cfg.write_text(CONFIG.to_toml())

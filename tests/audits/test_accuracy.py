@@ -4,7 +4,7 @@
 import pytest
 
 from audits.accuracy import accuracy_audit, cost_audit
-from audits.broken import variant
+from audits.power.broken import variant
 from audits.targets import SimulatorTarget
 from gtm_core import GTMConfig, make_plan
 

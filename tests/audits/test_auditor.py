@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from audits.auditor import AuditResult, audit, run_audit
-from audits.broken import variant
+from audits.power.broken import variant
 from audits.targets import CallableTarget, SimulatorTarget
 from gtm_core import GTMConfig, make_plan
 from gtm_core.errors import InvalidParameter
@@ -63,3 +63,32 @@ def test_time_budget_is_respected(plan):
 def test_bad_arguments(plan, kw, msg):
     with pytest.raises(InvalidParameter, match=msg):
         audit(SimulatorTarget(plan), progress=False, **kw)
+
+
+def test_audit_parameters_are_the_configuration_claims():
+    from audits.auditor import audit_parameters
+    from gtm_core import GTMConfig, make_plan
+
+    cfg = GTMConfig.load("examples/default.toml")
+    assert audit_parameters(cfg) == (1.0, 0.1)
+    # theorem23 is ex-post: the claim audited is the largest halting loss up to the horizon
+    t23 = GTMConfig.load("examples/theorem23.toml").with_changes(horizon=30)
+    plan = make_plan(t23)
+    eps, eps_t = audit_parameters(t23)
+    assert eps == max(plan.claimed_loss(t, True) for t in range(1, 31)) > plan.claimed_loss(1, True)
+    per_step = cfg.with_changes(horizon=3, eps_t=[0.1, 0.0, 0.2])
+    assert audit_parameters(per_step)[1] == [0.1, 0.0, 0.2]
+
+
+def test_eps_t_zero_at_some_steps_is_audited_with_identical_neighbours_there(plan):
+    r = audit(SimulatorTarget(plan), epsilon=1.0, eps_t=[0.1, 0.0, 0.1], seconds=None, max_samples=40_000,
+              seed=1, progress=False, max_T=3)
+    w = r.witness
+    if len(w.input_a) >= 2:
+        assert w.input_a[1] == w.input_b[1]  # eps_2 = 0: the second step cannot differ
+    with pytest.raises(InvalidParameter, match="every step"):
+        audit(SimulatorTarget(plan), epsilon=1.0, eps_t=[0.0, 0.0], seconds=None, max_samples=40_000,
+              progress=False)
+    with pytest.raises(InvalidParameter, match="eps_t"):
+        audit(SimulatorTarget(plan), epsilon=1.0, eps_t=[0.1, -0.1], seconds=None, max_samples=40_000,
+              progress=False)

@@ -6,7 +6,7 @@ import sys
 
 from audits.serve import handle
 from gtm_core import GTMConfig, make_plan
-from audits.broken import CORRECT
+from audits.power.broken import CORRECT
 
 
 def test_handle_answers_and_errors():

@@ -291,6 +291,14 @@ def points() -> dict[str, dict]:
     psm = [["2", "100"], ["1.999999", "1e6"], ["2.000001", "1e6"], ["3", "10"], ["1.5", "1"]]
     psm += [[b.logu(0.05, 50), b.logu(1, 1e8)] for _ in range(17)]
     add("pareto_truncated_second_moment", ["sigma", "W"], psm)
+    # appended last so that the seeded draws of every earlier formula are unchanged
+    el = [["1", "2", "0.1", "3", "2", "13"], ["-1", "2", "0.1", "3", "2", "13"], ["1", "1", "0", "3", "2", "1"],
+          ["1", "1.5", "0.5", "1", "inf", "2"], ["-1", "1.5", "0.5", "1", "inf", "2"],
+          ["1", "1", "0.5", "1", "2", "0"], ["-1", "1", "0.5", "3", "1", "0"]]
+    el += [[b.r.choice(["1", "-1"]), b.logu(1e-3, 10), b.logu(1e-3, 1), b.logu(0.5, 50), b.logu(0.05, 50),
+            b.logu(0.1, 30)] for _ in range(16)]
+    add("expected_lambda", ["s", "rho", "eps_t", "tau1", "tau2", "mu1"], el,
+        "+inf when the needed Pareto moment diverges (sigma <= 1); tau2 = inf means no eta_2")
     return P
 
 

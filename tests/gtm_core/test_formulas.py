@@ -247,3 +247,63 @@ def test_erratum_theorem23_item3_same_missing_hypothesis():
 
     assert max(ratio(t, b) for t in (1, 2, 100, 10**6) for b in (1e-9, 0.05, 1 / math.e)) < 60
     assert ratio(1, 1 - 1e-6) > 1e7
+
+
+# --- issue 12: E[lambda_t] written once (formerly audits/certify_checks.expected_lambda) -----------
+
+
+def _old_expected_lambda(sp, *, tau1, mu1):  # audits/certify_checks.py before issue 12 (pinned)
+    if sp.eps_t == 0:
+        return float(sp.rho)
+    s1 = 1.0 / (sp.eps_t * tau1)
+    s2 = math.inf if math.isinf(sp.tau2) else 1.0 / (sp.eps_t * sp.tau2)
+    if sp.s == 1:
+        if s2 <= 1:
+            return math.inf
+        ew = 1.0 if math.isinf(s2) else s2 / (s2 - 1)
+        return float(sp.rho * math.exp(sp.eps_t * mu1) * ew * s1 / (s1 + 1))
+    if s1 <= 1:
+        return math.inf
+    ew = 1.0 if math.isinf(s2) else s2 / (s2 + 1)
+    return float(sp.rho * math.exp(-sp.eps_t * mu1) * s1 / (s1 - 1) * ew)
+
+
+def test_expected_lambda_matches_the_old_copy_and_mpmath():
+    import glob
+
+    from gtm_core.config import GTMConfig
+    from gtm_core.errors import GTMError
+    from gtm_core.planners import make_plan
+
+    checked = 0
+    for path in sorted(glob.glob("examples/*.toml")):
+        try:
+            plan = make_plan(GTMConfig.load(path))
+        except GTMError:
+            continue
+        for t in (1, 2, 3, 10, 1000):
+            sp = plan.step(t)
+            args = (sp.s, sp.rho, sp.eps_t, plan.tau1, sp.tau2, plan.mu1)
+            old = _old_expected_lambda(sp, tau1=plan.tau1, mu1=plan.mu1)
+            new = F.expected_lambda(*args)
+            assert new == old or (math.isinf(new) and math.isinf(old))
+            hi = F.expected_lambda(*args, dps=40)
+            assert (math.isinf(old) and hi == mpmath.inf) or abs(hi - old) <= 1e-13 * old
+            checked += 1
+    assert checked >= 20
+    # s = -1 with sigma1 <= 1: the moment diverges
+    assert F.expected_lambda(-1, 1.0, 1.0, 2.0, 1.0, 0.0) == math.inf
+    assert F.expected_lambda(1, 2.0, 0.0, 1.0, math.inf, 0.0) == 2.0
+    assert F.expected_lambda(1, 2.0, 0.5, 1.0, math.inf, 0.0) == 2.0 * 2 / 3
+
+
+def test_formulas_carry_the_guard_visibly():
+    import inspect
+
+    src = inspect.getsource(F)
+    assert "globals()[" not in src  # no import-time rebinding
+    for name in F.__all__:
+        fn = getattr(F, name)
+        assert hasattr(fn, "__wrapped__"), name
+    with pytest.raises(F.FormulaZeroDivision):
+        F.omega(0)

@@ -525,6 +525,26 @@ def _(args, v):
     assert close(v, want)
 
 
+@check("expected_lambda")
+def _(args, v):
+    # Lemma 12(2) from the definition: E[rho e^{s eps (mu1 - eta1 + eta2)}] with independent
+    # eta ~ Exp(tau); each factor E[e^{a eta}] = int_0^inf e^{a x} e^{-x/tau}/tau dx by quadrature
+    s, rho, eps, tau1, tau2, mu1 = (mpmath.mpf(a) for a in args)
+
+    def mgf(a, tau):
+        if mpmath.isinf(tau):
+            return mpmath.mpf(1)
+        if a * tau >= 1:
+            return mpmath.inf
+        return mpmath.quad(lambda x: mpmath.exp(a * x - x / tau) / tau, [0, tau, 10 * tau, mpmath.inf])
+
+    e1, e2 = mgf(-s * eps, tau1), mgf(s * eps, tau2)
+    if mpmath.isinf(e1) or mpmath.isinf(e2):
+        assert mpmath.isinf(v)
+        return
+    assert close(v, rho * mpmath.exp(s * eps * mu1) * e1 * e2)
+
+
 def _stored(name, args):
     for row in TABLE[name]["points"]:
         if row["args"] == args:

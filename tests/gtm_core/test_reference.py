@@ -165,3 +165,36 @@ def test_wrappers():
 def test_rng_type_checked():
     with pytest.raises(InvalidParameter):
         GTM(rng=42)
+
+
+# --- the public phases the deployment runtime uses (issue 12) ----------------------------
+
+
+def test_public_phases_reproduce_step_draw_for_draw():
+    from gtm_core.reference import GTM, BernoulliMechanism, count_positive
+
+    args = dict(eps_t=0.1, tau2=3.0, c=4, rho=2.0, s=1)
+    whole, phased = GTM(np.random.default_rng(11)), GTM(np.random.default_rng(11))
+    whole.init(3.0, 13.0)
+    phased.init(3.0, 13.0)
+    assert phased.secret_eta1() == whole.secret_eta1()
+    for _ in range(5):
+        m1, m2 = BernoulliMechanism(0.3, whole._rng), BernoulliMechanism(0.3, phased._rng)
+        a = whole.step(m1, None, **args)
+        eps_t, tau2, c, rho, s, budget = phased.check_step(m2, args["eps_t"], args["tau2"], args["c"],
+                                                           args["rho"], args["s"], None)
+        n = phased.draw_count(eps_t, tau2, rho, s, budget)
+        b = phased.decide(count_positive(m2, None, n), c, s)
+        assert a == b and whole.steps_taken == phased.steps_taken
+        if whole.halted:
+            break
+    restored = GTM.restore(np.random.default_rng(0), eta1=whole.secret_eta1(), mu1=13.0, steps_taken=2)
+    assert restored.secret_eta1() == whole.secret_eta1() and restored.steps_taken == 2
+
+
+def test_secret_eta1_before_init_is_refused():
+    from gtm_core.errors import HaltedError
+    from gtm_core.reference import GTM
+
+    with pytest.raises(HaltedError):
+        GTM(np.random.default_rng(0)).secret_eta1()

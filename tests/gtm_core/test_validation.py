@@ -82,3 +82,36 @@ def test_nonnegative_int_and_direction():
     for bad in (0, 2, True, 1.5, "1"):
         with pytest.raises(InvalidParameter, match="s must be \\+1 or -1"):
             V.check_direction("s", bad)
+
+
+# --- check_stream: the one stream check of the float64 paths (simulator, reference, baselines) ---
+
+
+def test_check_stream_accepts_and_converts():
+    import numpy as np
+
+    from gtm_core.validation import check_stream
+
+    out = check_stream("p", [0, 0.5, 1])
+    assert isinstance(out, np.ndarray) and out.dtype == float and out.tolist() == [0.0, 0.5, 1.0]
+    assert check_stream("p", (0.1, 0.2), length=2).size == 2
+
+
+@pytest.mark.parametrize("value,match", [
+    ([], "non-empty 1-D"), ([[0.1]], "non-empty 1-D"), ("abc", "non-empty 1-D"), ([0.1, float("nan")], r"\[0, 1\]"),
+    ([1.5], r"\[0, 1\]"), ([-0.1], r"\[0, 1\]"), ([object()], "non-empty 1-D"),
+])
+def test_check_stream_refuses(value, match):
+    from gtm_core.validation import check_stream
+
+    with pytest.raises(InvalidParameter, match=match):
+        check_stream("p", value)
+
+
+def test_check_stream_length_and_field_name():
+    from gtm_core.validation import check_stream
+
+    with pytest.raises(InvalidParameter, match=r"T=3 does not match len\(p\)=2"):
+        check_stream("p", [0.1, 0.2], length=3)
+    with pytest.raises(InvalidParameter, match="p_prime must contain"):
+        check_stream("p_prime", [2.0])

@@ -1,4 +1,4 @@
-"""`gtm prove`: exit codes, JSON, one-line usage errors (audits/cmd_prove.py)."""
+"""`gtm prove`: exit codes, JSON, one-line usage errors (audits/cli/prove.py)."""
 
 import json
 

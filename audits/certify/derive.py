@@ -1,0 +1,349 @@
+"""The deterministic part of a certificate (re-derived by ``gtm certify --verify``): plan every step
+up to the horizon, check every certified inequality on the deployed numbers with
+:mod:`proofs.plan_checks` (exact rationals and arb balls), and turn the checks into claims."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from gtm_core import GTMConfig, make_plan
+from gtm_core.errors import ConfigError, GTMError, UnsupportedConfiguration
+from proofs import plan_checks as PC
+
+from gtm_core.files import jsonable
+
+from .model import Claim, Refusal, Witness
+from .progress import Progress
+from .refusals import refusals_for
+
+
+def effective_config(config: GTMConfig, horizon: int | None) -> GTMConfig:
+    """The configuration actually certified: ``horizon`` may shorten a stream (per-step lists are
+    truncated) or extend one whose per-step values are scalars."""
+    if horizon is None or horizon == config.stream.horizon:
+        return config
+    if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1:
+        raise ConfigError(f"horizon must be a positive integer, got {horizon!r}")
+    s = config.stream
+    changes: dict[str, Any] = {"horizon": horizon}
+    for name in ("eps_t", "p_star", "delta_t"):
+        v = getattr(s, name)
+        if isinstance(v, tuple):
+            if horizon > s.horizon:
+                raise ConfigError(
+                    f"horizon={horizon} exceeds the configuration's horizon={s.horizon} and "
+                    f"[stream].{name} is a per-step list"
+                )
+            changes[name] = list(v[:horizon])
+    return config.with_changes(**changes)
+
+
+@dataclass
+class Derivation:
+    plan: Any
+    steps: list[dict]
+    globals: dict
+    claims: list[Claim]
+    refusals: list[Refusal]
+
+
+def derive(config: GTMConfig, progress: Progress | None = None) -> Derivation:
+    """Plan every step up to the horizon and check every deterministic claim rigorously."""
+    progress = progress or Progress(False)
+    plan, sps = plan_steps(config)
+    g = config.gtm
+    T = config.stream.horizon
+    rows: list[dict] = []
+    for t, sp in enumerate(sps, start=1):
+        checks = PC.step_checks(
+            sp, tau1=plan.tau1, mu1=plan.mu1, gamma=g.gamma, parameterization=plan.parameterization,
+            epsilon_c=g.epsilon_c, c_h=g.c_h, budget_factor=g.evaluation_budget_factor,
+        )
+        values = checks.pop("values")
+        row = sp.to_dict()
+        row["p_bar_ratio"] = sp.p_bar / sp.p_star
+        row["expected_evaluations"] = PC.expected_lambda(sp, tau1=plan.tau1, mu1=plan.mu1)
+        row["budget_exceed_upper"] = PC.budget_exceed_bound(sp, tau1=plan.tau1, mu1=plan.mu1)
+        row["claimed_loss_halt"] = plan.claimed_loss(t, True)
+        row.update(values)
+        row["checks"] = checks
+        rows.append(jsonable(row))
+        progress.steps(t, T)
+    glob = jsonable({**plan.globals_dict(), "tau2": None if plan.parameterization == "theorem23" else sps[0].tau2,
+                     "horizon": T, "threshold_ratio_floor": PC.THRESHOLD_RATIO_FLOOR})
+    claims: list[Claim] = []
+    claims += _privacy_claims(config, plan, sps, rows)
+    claims += _accuracy_claims(config, plan, rows)
+    claims += _cost_claims(config, plan, rows)
+    claims += _purification_claims(config, rows)
+    refusals = refusals_for(config, plan, rows, claims, progress)
+    return Derivation(plan=plan, steps=rows, globals=glob, claims=claims, refusals=refusals)
+
+
+def plan_steps(config: GTMConfig):
+    """The plan and its steps 1..T. A planner that cannot produce a step (float overflow or a numerical
+    failure inside the planner) makes the configuration unplannable: UnsupportedConfiguration."""
+    try:
+        plan = make_plan(config)
+        return plan, [plan.step(t) for t in range(1, config.stream.horizon + 1)]
+    except GTMError:
+        raise
+    except (ArithmeticError, TypeError, ValueError) as exc:
+        raise UnsupportedConfiguration(
+            f"the planner cannot plan this configuration ({type(exc).__name__} in the planner)") from None
+
+
+def _failing_steps(rows: list[dict], *names: str) -> list[int]:
+    return [r["t"] for r in rows if any(r["checks"].get(n) is False for n in names)]
+
+
+def _status(ok: bool) -> str:
+    return "pass" if ok else "fail"
+
+
+def _step_claim(cid, category, statement, rows, names, witness_details, values=None) -> Claim:
+    """A claim over every step: passes iff every applicable per-step check passes."""
+    applicable = [r for r in rows if any(r["checks"].get(n) is not None for n in names)]
+    bad = _failing_steps(rows, *names)
+    vals = {"steps_checked": len(applicable), "failing_steps": bad[:20], "failing_count": len(bad)}
+    vals.update(values or {})
+    if not applicable:
+        return Claim(cid, category, statement, vals, Witness("interval-arithmetic", witness_details), "not-applicable")
+    return Claim(cid, category, statement, vals,
+                 Witness("interval-arithmetic", {**witness_details, "checks": list(names),
+                                                 "precision_bits": PC.ARB_PREC}), _status(not bad))
+
+
+def _sample_ts(T: int) -> list[int]:
+    ts, t = [], 1
+    while t <= T:
+        ts.append(t)
+        t *= 10
+    if ts[-1] != T:
+        ts.append(T)
+    return ts
+
+
+def _privacy_claims(config, plan, sps, rows) -> list[Claim]:
+    g = config.gtm
+    out = []
+    if plan.parameterization != "theorem23":
+        tau2s = sorted({sp.tau2 for sp in sps})
+        ok, worst = PC.pure_epsilon(plan.tau1, tau2s, g.epsilon)
+        out.append(Claim(
+            "privacy.pure-epsilon", "privacy",
+            f"The GTM is {g.epsilon:g}-differentially private (pure): 1/tau1 + 2/tau2_t <= epsilon at every step "
+            f"(Lemma 17, Theorem 21).",
+            {"epsilon": g.epsilon, "tau1": plan.tau1, "tau2": tau2s[0] if len(tau2s) == 1 else tau2s,
+             "loss_bound": float(worst), "loss_bound_exact": f"{worst.numerator}/{worst.denominator}",
+             "slack": float(Fraction(g.epsilon) - worst)},
+            Witness("rational-identity", {"method": "exact rationals on the deployed float64 tau1, tau2_t",
+                                          "lemma": "Lemma 17 (6)-(7), Theorem 21"}),
+            _status(ok),
+        ))
+    else:
+        ok1 = 1 / Fraction(plan.tau1) <= Fraction(g.epsilon_c)
+        out.append(Claim(
+            "privacy.expost-continuation", "privacy",
+            f"A run that never halts has privacy loss at most eps_C = {g.epsilon_c:g}: 1/tau1 <= eps_C "
+            f"(Lemma 17 (6), Theorem 23).",
+            {"epsilon_c": g.epsilon_c, "tau1": plan.tau1, "loss_bound": float(1 / Fraction(plan.tau1))},
+            Witness("rational-identity", {"method": "exact rationals on the deployed float64 tau1",
+                                          "lemma": "Lemma 17 (6), Theorem 23"}),
+            _status(ok1),
+        ))
+        losses = {str(t): rows[t - 1]["claimed_loss_halt"] for t in _sample_ts(len(rows))}
+        out.append(_step_claim(
+            "privacy.expost-halting", "privacy",
+            "Halting at step t has privacy loss at most eps_C + C_H eps_t ln(4/beta_t): "
+            "2/tau2_t <= C_H eps_t ln(4/beta_t) at every step (Lemma 17 (7), Theorem 23).",
+            rows, ("expost_halting_loss",), {"lemma": "Lemma 17 (7), Theorem 23"},
+            {"loss_function": losses, "max_halting_loss": max(r["claimed_loss_halt"] for r in rows)},
+        ))
+    return out
+
+
+def _accuracy_claims(config, plan, rows) -> list[Claim]:
+    g = config.gtm
+    out = []
+    ok, p_tail = PC.eta1_tail(plan.mu1, plan.tau1, g.beta)
+    out.append(Claim(
+        "accuracy.eta1-tail", "accuracy",
+        "Pr[eta_1 > mu_1] = exp(-mu_1/tau_1) <= beta/4, i.e. mu_1 >= tau_1 ln(4/beta) (Lemma 19(1)).",
+        {"mu1": plan.mu1, "tau1": plan.tau1, "beta": g.beta, "probability_upper": p_tail},
+        Witness("interval-arithmetic", {"lemma": "Lemma 19(1)", "precision_bits": PC.ARB_PREC}),
+        _status(ok),
+    ))
+    t23 = plan.parameterization == "theorem23"
+    merged = plan.parameterization == "exact_noise"
+    ok, total, parts = PC.failure_allocation(plan.mu1, plan.tau1, rows, g.beta, sample_complexity_share=t23,
+                                            noise_tails_merged=merged)
+    if merged:
+        terms = "beta^I_t + beta^II_t) (beta^I_t = beta_t/2 covers the eta_2,t tail and Type I together"
+    else:
+        terms = "beta_t/4 + beta^I_t + beta^II_t" + (" + beta_t/6" if t23 else "")
+    out.append(Claim(
+        "accuracy.failure-allocation", "accuracy",
+        f"Union bound over the horizon T={len(rows)}: exp(-mu1/tau1) + sum_t ({terms}) <= beta = {g.beta:g}, "
+        "so halting and continuation hold simultaneously at every step with probability >= 1 - beta.",
+        {"beta": g.beta, "total_upper": total, "parts": parts},
+        Witness("interval-arithmetic", {"method": "arb sum of the deployed float64 beta_t, beta^I_t, beta^II_t",
+                                        "lemma": "Theorem 23 accounting" if t23 else
+                                        ("exact_noise accounting (gtm_core.exact_noise_calibration)" if merged
+                                         else "Theorem 21 accounting")}),
+        _status(ok),
+    ))
+    z = PC.zeta_allocation(rows, g.beta)
+    out.append(Claim(
+        "accuracy.zeta-share", "accuracy",
+        "Share of beta that the horizon's steps use (Definition 7: sum_t beta_t = beta over an infinite stream; "
+        "zeta enclosed rigorously). Steps beyond the horizon are not certified.",
+        z, Witness("interval-arithmetic", {"method": z["zeta_method"]}), "info",
+    ))
+    out.append(_step_claim(
+        "accuracy.noise-range", "accuracy",
+        "On the good event, lambda_t lies in [rho_t, rho_t Lambda_t] (s=+1) or [rho_t/Lambda_t, rho_t] (s=-1): "
+        "Lambda_t >= exp(eps_t (mu_1 + tau_2,t ln(4/beta_t))) and Lambda_t >= 1 (Lemma 19(2)).",
+        rows, ("noise_range",), {"lemma": "Lemma 19(2)"},
+    ))
+    out.append(_step_claim(
+        "accuracy.lemma11", "accuracy",
+        "Lemma 11 for the concrete c_t: lambda^l(c, alpha) <= gamma lambda^r(c, beta) and "
+        "c + 1 > 2 max(ln 1/beta^I, ln 1/beta^II).",
+        rows, ("lemma11_gap", "lemma11_tail_validity"), {"lemma": "Lemma 11 (1)-(2)"},
+    ))
+    out.append(_step_claim(
+        "accuracy.lemma20-halting", "accuracy",
+        "Halting (Type II <= beta^II): rho p* >= lambda^l(c, beta^II) for s=+1; rho (1-p*) <= lambda^r(c, beta^II) "
+        "for s=-1 (Lemma 20).",
+        rows, ("base_rate",), {"lemma": "Lemma 20 (1a)/(2a)"},
+    ))
+    out.append(_step_claim(
+        "accuracy.lemma20-continuation", "accuracy",
+        "Continuation (Type I <= beta^I) at p <= p_bar: rho Lambda p_bar <= lambda^r(c, beta^I) for s=+1; "
+        "(rho/Lambda)(1 - p_bar) >= lambda^l(c, beta^I) for s=-1 (Lemma 20, the chain actually needed).",
+        rows, ("continuation_chain",), {"lemma": "Lemma 20 (1b)/(2b)"},
+    ))
+    worst_I = max(r["type_I_bound"] for r in rows)
+    worst_II = max(r["type_II_bound"] for r in rows)
+    out.append(_step_claim(
+        "accuracy.poisson-tails", "accuracy",
+        "Second witness, no Chernoff bound: the exact Poisson tails at the worst mean the good event allows "
+        "are within beta^II (halting, p >= p*) and beta^I (continuation, p <= p_bar).",
+        rows, ("poisson_halting_tail", "poisson_continuation_tail"),
+        {"method": "regularised incomplete gamma in arb"},
+        {"max_type_I_bound": worst_I, "max_type_II_bound": worst_II},
+    ))
+    out.append(_step_claim(
+        "accuracy.noise-integrated-tails", "accuracy",
+        "exact_noise planner: the per-step error probabilities integrated exactly over eta_2,t and the Poisson "
+        "count, at their worst points, are within budget: Pr[continue | eta_1 = mu_1, p = p*] <= beta^II_t "
+        "(halting, every eta_1 <= mu_1 and p >= p*) and Pr[halt | eta_1 = 0, p = p_bar] <= beta^I_t "
+        "(continuation, every eta_1 >= 0 and p <= p_bar).",
+        rows, ("integrated_halting_tail", "integrated_continuation_tail"),
+        {"method": "closed form of gtm_core.exact (_StepEval) in arb, 160 bits",
+         "module": "gtm_core.exact_noise_calibration.certify_step"},
+        {"max_type_I_bound": worst_I, "max_type_II_bound": worst_II},
+    ))
+    table = {str(t): {"p_star": rows[t - 1]["p_star"], "p_bar": rows[t - 1]["p_bar"], "s": rows[t - 1]["s"]}
+             for t in _sample_ts(len(rows))}
+    ratios = [r["p_bar_ratio"] for r in rows]
+    out.append(_step_claim(
+        "accuracy.rejection-threshold", "accuracy",
+        f"With probability >= 1 - beta the GTM halts at every step with p_t >= p*_t and continues past every "
+        f"step with p_t <= p_bar_t; 0 < p_bar_t < p*_t and p_bar_t / p*_t >= {PC.THRESHOLD_RATIO_FLOOR:g} "
+        f"(usable threshold) at every step (Theorems 21/23).",
+        rows, ("threshold_positive", "threshold_ratio"), {"theorem": "Theorem 21(1)-(2) / 23(1)-(2)"},
+        {"thresholds": table, "min_ratio": min(ratios), "floor": PC.THRESHOLD_RATIO_FLOOR},
+    ))
+    out.append(_step_claim(
+        "accuracy.flipping-rule", "accuracy",
+        "s_t = +1 iff gamma Lambda_t (1 - p*_t) > p*_t (the better of the direct and flipped thresholds).",
+        rows, ("flipping_rule",), {"method": "exact rationals"},
+        {"flipped_steps": sum(1 for r in rows if r["s"] == -1)},
+    ))
+    return out
+
+
+def _cost_claims(config, plan, rows) -> list[Claim]:
+    g = config.gtm
+    out = []
+    lam = [r["lambda_max_upper"] for r in rows]
+    budgets = [r["evaluation_budget"] for r in rows]
+    c = _step_claim(
+        "cost.evaluation-bound", "cost",
+        "On the good event lambda_t <= lambda_max,t (rho Lambda for s=+1, rho for s=-1; Theorem 21(3) / Lemma 22), "
+        "and the evaluation budget is >= e * max(lambda_max,t, ln(4/beta_t)), so "
+        "Pr[N_t > budget_t | good event] <= beta_t/4 (Lemma 22(1), Lemma 55).",
+        rows, ("lemma22_budget",), {"lemma": "Lemma 22(1)"},
+        {"lambda_max_first": lam[0], "lambda_max_last": lam[-1], "lambda_max_max": max(lam),
+         "budget_first": budgets[0], "budget_last": budgets[-1], "budget_factor": g.evaluation_budget_factor},
+    )
+    if c.status == "not-applicable":
+        c = Claim(c.id, c.category, c.statement + f" Not applicable: evaluation_budget_factor="
+                  f"{g.evaluation_budget_factor:g} < e.", c.values, c.witness, "not-applicable")
+    out.append(c)
+    ev = [r["expected_evaluations"] for r in rows]
+    evf = [e for e in ev if isinstance(e, float)]
+    total = sum(evf) if len(evf) == len(ev) else math.inf
+    out.append(Claim(
+        "cost.expected-evaluations", "cost",
+        "Expected evaluations E[N_t] = E[lambda_t] of a step that is run (marginal over the noise; Lemma 12(2) "
+        "Pareto moments): s=+1: rho e^{eps mu1} sigma2/(sigma2-1) sigma1/(sigma1+1); s=-1 analogous; "
+        "infinite when the Pareto moment diverges.",
+        {"first": ev[0], "last": ev[-1], "max": max(evf) if len(evf) == len(ev) else "inf",
+         "total_if_never_halting": total},
+        Witness("closed-form", {"lemma": "Lemma 12(1)-(2)"}), "info",
+    ))
+    bound = [r["budget_exceed_upper"] for r in rows]
+    total_bound = math.fsum(bound)
+    total_planner = math.fsum(r["budget_exceed_probability"] for r in rows)
+    worst = max(range(len(rows)), key=lambda i: bound[i])
+    ok = total_bound <= g.beta  # a sum of outward-rounded upper bounds (fsum is correctly rounded)
+    total_bound = math.nextafter(total_bound, math.inf)
+    out.append(Claim(
+        "cost.budget-exceed", "cost",
+        f"Probability that some step up to the horizon needs more evaluations than its budget (the run then "
+        f"stops in its terminal failed state) is <= beta = {g.beta:g}: sum_t min_L Pr[lambda_t > L] + "
+        f"Pr[Po(L) > budget_t].",
+        {"total_upper": total_bound, "total_planner": total_planner, "beta": g.beta,
+         "worst_step": rows[worst]["t"], "worst_step_upper": bound[worst],
+         "budget_factor": g.evaluation_budget_factor},
+        Witness("interval-arithmetic", {"method": "Pareto-ratio tail + Poisson Chernoff bound in arb at the "
+                                        "float-optimised L; planner's float64 bound reported alongside",
+                                        "module": "gtm_core.budget"}),
+        _status(ok),
+    ))
+    return out
+
+
+def _purification_claims(config, rows) -> list[Claim]:
+    if not any(r["delta_t"] > 0 for r in rows):
+        return [Claim(
+            "purification.not-needed", "purification",
+            "delta_t = 0 at every step: the inputs are pure eps_t-DP, no purification (Lemma 24) is applied.",
+            {"max_delta_t": 0.0}, Witness("record", {}), "not-applicable",
+        )]
+    phis = [r["phi"] for r in rows if r["delta_t"] > 0]
+    out = [_step_claim(
+        "purification.crossover", "purification",
+        "Each (eps_t, delta_t)-DP input is purified by a binary symmetric channel with crossover "
+        "phi_t >= delta_t / (e^{eps_t} - 1 + 2 delta_t), phi_t <= 1/2: the purified mechanism is pure eps_t-DP "
+        "(Lemma 24(2)-(3)).",
+        rows, ("purification_crossover",), {"lemma": "Lemma 24(2)"},
+        {"phi_max": max(phis), "phi_min": min(phis)},
+    )]
+    table = {str(t): {"halt_threshold": rows[t - 1]["halt_threshold"],
+                      "continue_threshold": rows[t - 1]["continue_threshold"], "phi": rows[t - 1]["phi"]}
+             for t in _sample_ts(len(rows))}
+    out.append(_step_claim(
+        "purification.thresholds", "purification",
+        "Shifted thresholds (Corollary 25): halts when p_t >= p*_t + phi_t, continues when p_t <= p_bar_t - phi_t; "
+        "both are non-vacuous: p*_t + phi_t < 1 and p_bar_t - phi_t > 0.",
+        rows, ("purification_gap",), {"corollary": "Corollary 25"}, {"thresholds": table},
+    ))
+    return out
+

@@ -1,0 +1,117 @@
+"""``gtm certify``: a certificate for a GTM configuration - every claim with the witness that backs it.
+
+The deterministic claims come from :mod:`.derive` (re-derived by ``--verify``); failing ones are
+refused with a computed fix (:mod:`.refusals`); the external claims come from the witness functions
+handed to :func:`certify` (default :data:`.witnesses.DEFAULT_WITNESSES`); :mod:`.provenance` records
+versions, seed and timings. The data model is :mod:`.model`.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sys
+from typing import Mapping
+
+from gtm_core import GTMConfig, __version__
+from gtm_core.errors import ConfigError, InvalidParameter, UnsupportedConfiguration
+
+from .derive import derive, effective_config
+from .model import EXTERNAL, EXTERNAL_CLAIMS, Certificate, Claim, Refusal, Witness, WitnessContext
+from .progress import Progress
+from .provenance import provenance
+from .refusals import fix_vanishing_threshold
+from .witnesses import DEFAULT_WITNESSES, WitnessFunction
+
+
+def budgets_for(quick: bool, seconds: float | None) -> dict:
+    """Time budgets of the statistical and search witnesses."""
+    if seconds is not None:
+        if not (isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds > 0):
+            raise ConfigError(f"seconds must be > 0, got {seconds!r}")
+        total = float(seconds)
+    else:
+        total = 30.0 if quick else 400.0
+    # the exact search's budget is CPU time (wall time grows on a loaded machine): keep its share small
+    return {"audit": round(total * 0.55, 3), "exact_search": round(total * 0.2, 3),
+            "exact_threshold": round(total * 0.25, 3)}
+
+
+def certify(config: GTMConfig, *, horizon: int | None = None, quick: bool = False, seconds: float | None = None,
+            seed: int | None = None, progress: bool = True,
+            witnesses: Mapping[str, WitnessFunction] | None = None) -> Certificate:
+    """Certify a configuration: every claim with its witness (see the module docstring).
+
+    ``witnesses`` maps external claim ids to witness functions (default :data:`DEFAULT_WITNESSES`);
+    a claim without one is ``witness-unavailable`` and the certificate is then not certified
+    (``witnesses={}`` runs the deterministic part only, for tests of the engine)."""
+    witnesses = DEFAULT_WITNESSES if witnesses is None else dict(witnesses)
+    unknown = sorted(set(witnesses) - EXTERNAL_CLAIMS)
+    if unknown:
+        raise InvalidParameter(f"witnesses for unknown claims: {', '.join(unknown)} "
+                               f"(external claims: {', '.join(sorted(EXTERNAL_CLAIMS))})")
+    if not isinstance(config, GTMConfig):
+        raise ConfigError(f"config must be a GTMConfig, got {type(config).__name__}")
+    prog = Progress(progress)
+    mode = "quick" if quick else "full"
+    budgets = budgets_for(quick, seconds)
+    seeded = seed is not None
+    if seed is None:
+        seed = secrets.randbits(63)
+    cfg = effective_config(config, horizon)
+    T = cfg.stream.horizon
+    prog.stage("derive", f"planning and checking {T} steps rigorously ({cfg.gtm.parameterization}, {mode})")
+    try:
+        d = derive(cfg, prog)
+    except UnsupportedConfiguration as exc:
+        prog.say(f"refused: {exc}")
+        refusal = fix_vanishing_threshold(cfg, None)
+        refusal = Refusal(refusal.claim_id, f"the planner cannot plan this configuration: {exc}", refusal.fix,
+                          refusal.fix_values)
+        claim = Claim("accuracy.plannable", "accuracy", "Every step up to the horizon can be planned in float64.",
+                      {"error": str(exc)}, Witness("planner-bound", {}), "fail")
+        timings = prog.finish()
+        return Certificate(cfg, [claim], [], {}, [refusal], provenance(seed, seeded, timings, mode, budgets), mode)
+    claims = list(d.claims)
+    if not d.refusals:
+        ctx = WitnessContext(plan=d.plan, rows=d.steps, quick=quick, budgets=budgets, seed=seed, progress=prog)
+        claims += external_claims(ctx, witnesses)
+    else:
+        prog.say("configuration refused: skipping the statistical and search witnesses")
+    timings = prog.finish()
+    prov = provenance(seed, seeded, timings, mode, budgets)
+    claims.append(Claim(
+        "provenance", "provenance",
+        "Package and library versions, configuration hash, seed and timings of this certificate.",
+        {"gtm_version": __version__, "config_sha256": cfg.digest(), "seed": seed, "seeded": seeded},
+        Witness("record", {"libraries": prov["libraries"]}), "recorded",
+    ))
+    cert = Certificate(cfg, claims, d.steps, d.globals, d.refusals, prov, mode)
+    prog.say(f"verdict: {cert.verdict}")
+    return cert
+
+
+
+def external_claims(ctx: WitnessContext, witnesses: Mapping[str, WitnessFunction]) -> list[Claim]:
+    """Run the supplied witness of every external claim, in certificate order.
+
+    A claim without a witness is ``witness-unavailable`` (the certificate is then incomplete). A witness
+    that raises is a *failed* claim carrying the error (the certificate is then refused), announced on
+    stderr - a crash of the exact engine or of the solvers is never a silent ``incomplete``."""
+    out = []
+    for spec in EXTERNAL:
+        fn = witnesses.get(spec.id)
+        if fn is None:
+            out.append(Claim(spec.id, spec.category, "No witness was supplied for this claim.", {},
+                             Witness(spec.kind, {"unavailable": "no witness supplied (certify(witnesses=...))"}),
+                             "witness-unavailable"))
+            continue
+        ctx.progress.stage(spec.stage, spec.message.format(**ctx.budgets))
+        try:
+            claim = fn(ctx)
+        except Exception as exc:  # broad-except: a failed claim with its message and a line on stderr
+            error = f"{type(exc).__name__}: {exc}".strip()
+            print(f"certify: witness of {spec.id} crashed: {error}", file=sys.stderr, flush=True)
+            claim = Claim(spec.id, spec.category, f"The witness of {spec.id} crashed; the claim is not established.",
+                          {"error": error}, Witness(spec.kind, {"error": error}), "fail")
+        out.append(claim)
+    return out

@@ -1,0 +1,55 @@
+"""The `gtm` command line (DESIGN.md contract).
+
+Exit codes: 0 success, 1 a check failed / a violation was found, 2 bad usage or
+bad input (one line on stderr, no traceback, no partial output).
+Each verb lives in its own module ``audits/cli/<verb>.py`` (a click command named ``command``) and
+is registered here from a static list. ``python -m audits.cli`` and the console script
+``gtm = "audits.cli:main"`` both run :func:`main`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from gtm_core import __version__
+
+from . import audit, bench, certify, deploy, exact, plan, prove
+from .common import EXIT_USAGE
+
+VERBS = {"plan": plan, "prove": prove, "exact": exact, "audit": audit, "certify": certify, "bench": bench,
+         "deploy": deploy}
+
+
+class _Group(click.Group):
+    def main(self, *args, **kwargs):  # usage errors: one line, exit 2
+        kwargs.setdefault("standalone_mode", True)
+        try:
+            return super().main(*args, **{**kwargs, "standalone_mode": False})
+        except click.exceptions.Abort:
+            click.echo("gtm: error: aborted", err=True)
+            sys.exit(EXIT_USAGE)
+        except click.ClickException as exc:
+            if isinstance(exc, click.UsageError):
+                click.echo(f"gtm: error: {exc.format_message().splitlines()[0]}", err=True)
+                sys.exit(EXIT_USAGE)
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="gtm")
+def cli():
+    """gtm - a formally cross-checked verification suite for the Generalized Thresholding Mechanism."""
+
+
+for _name, _module in VERBS.items():
+    cli.add_command(_module.command, name=_name)
+
+
+def main(argv=None):
+    result = cli.main(args=argv, prog_name="gtm")
+    sys.exit(result if isinstance(result, int) else 0)

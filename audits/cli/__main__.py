@@ -1,0 +1,5 @@
+"""``python -m audits.cli``: the `gtm` command line."""
+
+from . import main
+
+main()

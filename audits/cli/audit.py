@@ -1,0 +1,114 @@
+"""`gtm audit`: audit a deployment that speaks the JSON-lines target protocol.
+
+    gtm audit --target "python -m audits.serve examples/default.toml" --epsilon 1 --eps-t 0.1 \
+        [--seconds 60] [--seed 0] [--confidence 0.95] [--json out.json] [--report out.md]
+    gtm audit --target "..." --config examples/default.toml      (epsilon and eps_t from the configuration)
+
+With ``--config`` the claimed epsilon (for theorem23: the largest claimed halting loss up to the
+horizon) and eps_t (a number or the per-step list) come from the configuration the deployment
+claims, validated as every configuration is; ``--epsilon`` / ``--eps-t`` may still be given and
+must then agree with it.
+
+Exit codes: 1 when a violation is found (lower bound > claimed epsilon), 0 when none is found,
+2 on bad input or a broken target (crash, hang, malformed answers) - never a verdict then.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from gtm_core import GTMConfig
+from gtm_core.errors import InvalidParameter
+
+from .common import EXIT_CHECK_FAILED, EXIT_OK, UsageFailure, check_writable, guard, parse_float_list, write_json
+
+
+@click.command("audit")
+@click.option("--target", "target_cmd", required=True, help="command that speaks the JSON-lines target protocol")
+@click.option("--epsilon", type=float, default=None, help="claimed output privacy epsilon")
+@click.option("--eps-t", "eps_t", default=None, help="input mechanisms' privacy eps_t (a number or a comma list per step)")
+@click.option("--config", "config_path", default=None,
+              help="configuration the deployment claims: epsilon and eps_t are taken from it")
+@click.option("--seconds", type=float, default=60.0, show_default=True, help="hard time budget")
+@click.option("--seed", type=int, default=0, show_default=True, help="seed of the audit (requests carry derived seeds)")
+@click.option("--confidence", type=float, default=0.95, show_default=True)
+@click.option("--max-samples", type=int, default=None,
+              help="total runs budget; with it the audit is bit-for-bit reproducible from --seed")
+@click.option("--max-T", "max_T", type=int, default=50, show_default=True, help="longest stream to try")
+@click.option("--timeout", type=float, default=60.0, show_default=True, help="seconds to wait for one answer")
+@click.option("--json", "json_path", default=None, help="write the result as JSON")
+@click.option("--report", "report_path", default=None, help="write a Markdown report (+ PNG plot next to it)")
+@click.option("--quiet", is_flag=True, help="no progress bar")
+@guard
+def command(target_cmd, epsilon, eps_t, config_path, seconds, seed, confidence, max_samples, max_T, timeout,
+            json_path, report_path, quiet):
+    """Audit a GTM deployment: lower bound on its privacy loss and a verdict."""
+    from ..auditor import audit, audit_parameters, check_eps_t
+    from ..targets import SubprocessTarget
+
+    if config_path is None:
+        for name, value in (("--epsilon", epsilon), ("--eps-t", eps_t)):
+            if value is None:
+                raise click.UsageError(f"Missing option '{name}'.")
+    json_out = check_writable(json_path, "--json")
+    report_out = check_writable(report_path, "--report")
+    if not (0 < confidence < 1):
+        raise UsageFailure(f"--confidence must be in (0, 1), got {confidence!r}")
+    if not seconds > 0:
+        raise UsageFailure(f"--seconds must be > 0, got {seconds!r}")
+    if epsilon is not None and not (epsilon >= 0):
+        raise UsageFailure(f"--epsilon must be >= 0, got {epsilon!r}")
+    if seed < 0:
+        raise UsageFailure(f"--seed must be >= 0, got {seed!r}")
+    if max_samples is not None and max_samples < 4000:
+        raise UsageFailure(f"--max-samples must be >= 4000, got {max_samples!r}")
+    if max_T < 1:
+        raise UsageFailure(f"--max-T must be >= 1, got {max_T!r}")
+    eps_arg = None
+    if eps_t is not None:
+        eps_values = parse_float_list(eps_t, "--eps-t")
+        eps_arg = eps_values[0] if len(eps_values) == 1 else eps_values
+        try:
+            check_eps_t(eps_arg)  # the configuration's rule: each >= 0, not all 0
+        except InvalidParameter as exc:
+            raise UsageFailure(f"--eps-t: {exc}") from None
+    if config_path is not None:
+        epsilon, eps_arg = _agree_with_config(config_path, epsilon, eps_arg, audit_parameters)
+    with SubprocessTarget(target_cmd, timeout=timeout) as target:
+        result = audit(target, epsilon=epsilon, eps_t=eps_arg, seconds=seconds, seed=seed, max_samples=max_samples,
+                       confidence=confidence, progress=not quiet and sys.stderr.isatty(), max_T=max_T)
+    payload = result.to_dict()
+    write_json(json_out, payload)
+    if report_out is not None:
+        from ..report import write_report
+
+        write_report(result, report_out)
+    w = result.witness
+    click.echo(f"verdict: {result.verdict}")
+    click.echo(f"epsilon claimed: {result.epsilon_claimed:g}   lower bound ({result.confidence:g} confidence): "
+               f"{result.epsilon_lower_bound:.4f}")
+    if w is not None:
+        click.echo(f"witness: event {w.event}, P = {w.probability_a:.4g} (>= {w.probability_a_lower:.4g}), "
+                   f"P' = {w.probability_b:.4g} (<= {w.probability_b_upper:.4g}), {w.n_a:,} runs each")
+    click.echo(f"samples: {result.samples:,} in {result.seconds:.1f} s")
+    sys.exit(EXIT_CHECK_FAILED if result.violation else EXIT_OK)
+
+
+def _agree_with_config(path, epsilon, eps_t, audit_parameters):
+    """epsilon and eps_t from the configuration; flags given as well must agree with it exactly."""
+    claimed, eps_cfg = audit_parameters(GTMConfig.load(path))
+    if epsilon is not None and epsilon != claimed:
+        raise UsageFailure(f"--epsilon {epsilon!r} disagrees with the configuration's claimed epsilon {claimed!r}")
+    if eps_t is not None:
+        given = [eps_t] if isinstance(eps_t, float) else list(eps_t)
+        wanted = [eps_cfg] if isinstance(eps_cfg, float) else list(eps_cfg)
+        if given != wanted:
+            raise UsageFailure(f"--eps-t {_show(given)} disagrees with the configuration's eps_t {_show(wanted)}")
+    return claimed, eps_cfg
+
+
+def _show(values: list[float]) -> str:
+    text = ",".join(f"{v!r}" for v in values[:6])
+    return text + (f",... ({len(values)} steps)" if len(values) > 6 else "")

@@ -1,0 +1,96 @@
+"""Shared command-line plumbing: exit codes, one-line errors, output paths checked before work, JSON output
+(through the library's one atomic writer, :func:`gtm_core.files.write_atomic`)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from gtm_core.errors import GTMError
+from gtm_core.files import jsonable, write_atomic
+
+EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class UsageFailure(click.ClickException):
+    """Bad usage or bad input: one line on stderr, exit 2."""
+
+    exit_code = EXIT_USAGE
+
+    def show(self, file=None):
+        click.echo(f"gtm: error: {self.format_message()}", err=True)
+
+
+def guard(fn):
+    """Turn every GTMError (and other bad-input errors) into a one-line message and exit 2."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except click.exceptions.Exit:
+            raise
+        except click.ClickException:
+            raise
+        except GTMError as exc:
+            raise UsageFailure(_one_line(exc)) from None
+        except (OSError, ValueError) as exc:
+            raise UsageFailure(_one_line(exc)) from None
+
+    return wrapper
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def check_writable(path: str | os.PathLike | None, option: str = "--json") -> Path | None:
+    """Validate an output path *before* doing work, so no partial output is ever written."""
+    if path is None:
+        return None
+    p = Path(path)
+    parent = p.parent if str(p.parent) else Path(".")
+    if p.is_dir():
+        raise UsageFailure(f"{option} path is a directory: {str(p)!r}")
+    if not parent.exists():
+        raise UsageFailure(f"{option} directory does not exist: {str(parent)!r}")
+    if not os.access(parent, os.W_OK):
+        raise UsageFailure(f"{option} directory is not writable: {str(parent)!r}")
+    return p
+
+
+def write_json(path: Path | None, payload: Any) -> None:
+    if path is None:
+        return
+    write_atomic(path, json.dumps(jsonable(payload), indent=2, sort_keys=True) + "\n")
+
+
+def parse_float_list(text: str, option: str) -> list[float]:
+    """A comma-separated list of numbers given to ``option``."""
+    return _parse_list(text, option, float, "numbers")
+
+
+def parse_int_list(text: str, option: str) -> list[int]:
+    """A comma-separated list of integers given to ``option``."""
+    return _parse_list(text, option, int, "integers")
+
+
+def _parse_list(text: str, option: str, kind, noun: str) -> list:
+    try:
+        values = [kind(v) for v in text.split(",") if v.strip() != ""]
+    except ValueError:
+        raise UsageFailure(f"{option} must be a comma-separated list of {noun}, got {text!r}") from None
+    if not values:
+        raise UsageFailure(f"{option} must not be empty")
+    return values
+
+
+def stderr_is_tty() -> bool:
+    return sys.stderr.isatty()

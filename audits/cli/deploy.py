@@ -1,0 +1,155 @@
+"""`gtm deploy`: run a persisted, crash-safe GTM deployment (gtm_core.deployment).
+
+    gtm deploy init STATE --config CONFIG [--key PATH] [--seed N] [--json PATH]
+    gtm deploy status STATE [--key PATH] [--json PATH]
+    gtm deploy step STATE (--mechanism-cmd CMD | --bernoulli P) [--steps K] [--timeout S]
+                          [--seed N] [--key PATH] [--json PATH]
+
+``--mechanism-cmd CMD`` runs CMD (no shell) once per step with ``GTM_STEP=t`` in its environment;
+it must print mechanism outputs, one ``+1``/``-1`` per line (it is killed once enough were read).
+``--bernoulli P`` is a demonstration mechanism (+1 with probability P, ignoring any data).
+Nothing printed or written here contains eta_1, per-step noise, N_t, K_t or evaluation counts;
+a deployment that ever used a seeded generator is marked "not for deployment" in every output.
+"""
+
+from __future__ import annotations
+
+import click
+
+from gtm_core import GTMConfig
+from gtm_core.deployment import CommandMechanism, Deployment, check_time_limit
+from gtm_core.errors import InvalidParameter
+from gtm_core.reference import NOT_FOR_DEPLOYMENT, BernoulliMechanism, default_rng
+from gtm_core.validation import check_probability
+
+from .common import check_writable, guard, write_json
+
+
+def _transcript_text(runs) -> str:
+    if not runs:
+        return "(no steps yet)"
+    return ", ".join(f"{sym} x{n}" if n > 1 else sym for sym, n in runs)
+
+
+def status_text(s: dict) -> str:
+    lines = [f"deployment {s['state_file']}: {s['status']}"]
+    if s["status"] == "failed":
+        f = s["failure"]
+        lines.append(f"  failed at step {f['step']} ({f['kind']}): {f['reason']}")
+    elif s["status"] == "halted":
+        lines.append(f"  halted at step {s['halted_at']}")
+    line = f"  steps committed: {s['steps_done']} of horizon {s['horizon']}"
+    nxt = s.get("next_step_plan")
+    if nxt:
+        line += (f"; next step {nxt['t']} (s={nxt['s']:+d}, c={nxt['c']}, eps_t={nxt['eps_t']:g}, "
+                 f"evaluation budget {nxt['evaluation_budget']}, "
+                 f"Pr[budget exceeded] <= {nxt['budget_exceed_probability']:.3g})")
+    elif s["horizon_reached"]:
+        line += "; horizon reached without halting"
+    lines.append(line)
+    lines.append(f"  transcript: {_transcript_text(s['transcript'])}")
+    p = s["plan"]
+    eps = "" if p["epsilon"] is None else f", epsilon={p['epsilon']:g}"
+    lines.append(f"  plan: {p['parameterization']}, tau1={p['tau1']:.10g}, mu1={p['mu1']:.10g}{eps}")
+    lines.append(f"  config sha256: {s['config_sha256']}")
+    lines.append(f"  state file: {s['state_bytes']} bytes, generation {s['generation']}, "
+                 f"updated {s['updated_utc']}")
+    if s["seeded"]:
+        lines.append(f"  note: {NOT_FOR_DEPLOYMENT}")
+    return "\n".join(lines)
+
+
+_key_option = click.option("--key", "key_path", default=None, metavar="PATH",
+                           help="key file (default: STATE.key)")
+_json_option = click.option("--json", "json_path", default=None, metavar="PATH",
+                            help="write the machine-readable result here")
+
+
+@click.group(name="deploy")
+def command():
+    """Run a persisted, crash-safe GTM deployment (state file + key file, 0600)."""
+
+
+@command.command(name="init")
+@click.argument("state", metavar="STATE")
+@click.option("--config", "config_path", required=True, metavar="CONFIG", help="TOML/JSON configuration")
+@_key_option
+@click.option("--seed", type=click.IntRange(min=0), default=None,
+              help="seed the generator (tests only: marks the deployment 'not for deployment')")
+@_json_option
+@guard
+def init_cmd(state, config_path, key_path, seed, json_path):
+    """Create a deployment at STATE: plan CONFIG, draw eta_1 once, write the state."""
+    out = check_writable(json_path)
+    config = GTMConfig.load(config_path)
+    with Deployment.create(state, config, key_path=key_path, seed=seed) as dep:
+        s = dep.status_dict()
+    click.echo(f"created deployment {s['state_file']} ({s['plan']['parameterization']}, horizon "
+               f"{s['horizon']}, config sha256 {s['config_sha256'][:16]})")
+    click.echo("keep the state and key files private; never restore either from a backup")
+    if s["seeded"]:
+        click.echo(f"note: {NOT_FOR_DEPLOYMENT}")
+    write_json(out, s)
+
+
+@command.command(name="status")
+@click.argument("state", metavar="STATE")
+@_key_option
+@_json_option
+@guard
+def status_cmd(state, key_path, json_path):
+    """Show the public status of the deployment at STATE (recovers a crashed step as failed)."""
+    out = check_writable(json_path)
+    with Deployment.open(state, key_path=key_path) as dep:
+        s = dep.status_dict()
+    click.echo(status_text(s))
+    write_json(out, s)
+
+
+@command.command(name="step")
+@click.argument("state", metavar="STATE")
+@click.option("--mechanism-cmd", "mechanism_cmd", default=None, metavar="CMD",
+              help="mechanism command printing one +1/-1 per line (GTM_STEP=t in its environment)")
+@click.option("--bernoulli", type=float, default=None, metavar="P",
+              help="demonstration mechanism: +1 with probability P")
+@click.option("--steps", type=click.IntRange(min=1), default=1, show_default=True,
+              help="run up to this many steps (stops at a halt)")
+@click.option("--timeout", type=float, default=60.0, show_default=True,
+              help="time limit in seconds for one step's evaluations")
+@click.option("--seed", type=click.IntRange(min=0), default=None,
+              help="seed the generators (tests only: marks the deployment 'not for deployment')")
+@_key_option
+@_json_option
+@guard
+def step_cmd(state, mechanism_cmd, bernoulli, steps, timeout, seed, key_path, json_path):
+    """Run the next step(s) of the deployment at STATE on a mechanism."""
+    out = check_writable(json_path)
+    if (mechanism_cmd is None) == (bernoulli is None):
+        raise InvalidParameter("give exactly one of --mechanism-cmd CMD and --bernoulli P")
+    timeout = check_time_limit(timeout, "--timeout")
+    if bernoulli is not None:
+        bernoulli = check_probability("--bernoulli", bernoulli)
+    if mechanism_cmd is not None:
+        CommandMechanism(mechanism_cmd)  # parse errors before opening the deployment
+    mech_rng, _ = default_rng(None if seed is None else seed + 1)
+    rng, _ = default_rng(seed)
+    ran = []
+    with Deployment.open(state, key_path=key_path, rng=rng if seed is not None else None) as dep:
+        for _ in range(steps):
+            if dep.status != "running" and ran:
+                break
+            t = dep.next_step
+            if mechanism_cmd is not None:
+                mech = CommandMechanism(mechanism_cmd, step=t, time_limit=timeout)
+            else:
+                mech = BernoulliMechanism(bernoulli, mech_rng)
+            halted = dep.step(mech, time_limit=timeout)
+            ran.append({"t": t, "outcome": "halt" if halted else "continue"})
+            click.echo(f"step {t}: {'HALT' if halted else 'continue'}")
+            if halted:
+                break
+        s = dep.status_dict()
+    click.echo(f"deployment {s['state_file']}: {s['status']}, {s['steps_done']} steps committed")
+    if s["seeded"]:
+        click.echo(f"note: {NOT_FOR_DEPLOYMENT}")
+    write_json(out, {**s, "steps_run": ran})

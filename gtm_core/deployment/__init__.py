@@ -1,0 +1,140 @@
+"""A persisted, crash-safe GTM deployment.
+
+A GTM deployment runs for a long time (continual observation, hyperparameter search). Its
+shared noise eta_1 must be drawn **once**: a process that restarts and draws a fresh eta_1
+silently spends the privacy budget again, and a step that is re-run with fresh noise after its
+mechanism was evaluated is a second, unaccounted draw of the randomness the proof charges for
+once. :class:`Deployment` keeps everything that must survive a restart in one file the user
+names, and runs Algorithm 1's steps under a write-ahead protocol so that no crash can cause
+either of these.
+
+State file
+----------
+One JSON document (the *state*), holding: the configuration and its SHA-256, the plan's global
+parameters (tau_1, mu_1, epsilon, parameterisation) as a plan identity, **eta_1** (the only
+secret; see below), the number of committed steps, the status (``running``, ``halted``,
+``failed``) with the failure (step, kind, reason), the *pending* step (write-ahead record), the
+public transcript (run-length encoded: it is ``continue`` until the single ``halt``, so it has
+constant size), the total number of mechanism evaluations (sensitive), the seeded flag, a
+generation counter and timestamps.
+
+It is written atomically: a temporary file in the same directory (mode 0600), written, fsync'ed,
+renamed over the old state (``os.replace``; the first write uses ``os.link`` so that an existing
+state is never overwritten), then the directory is fsync'ed. A reader therefore sees either the
+old or the new state, never a mixture, also after a power loss.
+
+**The state file is the secret store.** It necessarily contains eta_1 (a deployment that did
+not store it could not resume without redrawing it). It is created with permissions 0600 and
+:meth:`Deployment.open` refuses a state file or key file that is readable by group or others
+(eta_1 may have leaked; retire the deployment or, if you are sure it did not, ``chmod 600``).
+Nothing else in the package prints, logs or returns eta_1, eta_{2,t}, N_t or K_t.
+
+Integrity and threat model
+--------------------------
+The state carries a SHA-256 of its canonical JSON body and an HMAC-SHA256 of the same bytes,
+keyed by 32 random bytes from the operating system stored in a separate *key file*
+(``STATE.key`` by default, 0600, or a path of your choice, e.g. on another volume).
+
+* Detected: torn or partial writes, truncation, bit flips, a file that is not a state at all
+  (SHA-256 mismatch: "corrupted"); edits by anyone who cannot read the key file, and a state
+  file swapped in from *another* deployment (HMAC mismatch: "tampered or wrong key"). Both are
+  refused with :class:`StateError`; a refused state is never re-initialised.
+* Not detected: an attacker who can read the key file (they can forge any state), and a
+  *rollback* of the state file to an earlier copy of itself (e.g. a restore from backup): it is
+  validly authenticated, would resume at an earlier step and re-run later steps with fresh
+  noise. Do not back up and restore state files; if you must, record ``generation`` and
+  ``steps_done`` from ``gtm deploy status --json`` in an external log after every run and compare.
+
+Concurrency: an open deployment holds an exclusive ``flock`` on ``STATE.lock``; a second process
+(or a second :meth:`Deployment.open` in the same process) is refused. The kernel releases the
+lock when the holder dies, so a crash never leaves the deployment locked.
+
+Step protocol (write-ahead) and why a crash mid-step fails the deployment
+------------------------------------------------------------------------
+Step t runs as::
+
+    1. plan step t; draw eta_{2,t} and N_t               (noise only, no data touched, nothing written)
+       N_t > evaluation budget?  -> write status=failed(evaluation_budget_exceeded); stop
+    2. write state with pending_step = t                  (durable before any evaluation)
+    3. evaluate the mechanism N_t times, count K_t        (the only phase that touches the data)
+    4. decide a_t; write state with steps_done = t, transcript += a_t, pending_step = none
+    5. return a_t to the caller                           (only after it is durable)
+
+A crash (SIGKILL, power loss) is handled on the next :meth:`Deployment.open`:
+
+* before 2 is durable: the old state is intact, the mechanism was not evaluated, nothing was
+  released; step t runs again later with fresh eta_{2,t}, N_t. Discarding noise that never met
+  the data costs no privacy.
+* after 2 and before 4 is durable: the state says ``pending_step = t``. The mechanism may have
+  been evaluated (we cannot know how far it got), so the deployment enters its terminal
+  *failed* state (kind ``crashed_during_step``) and step t is never run again.
+* after 4: the step is committed, exactly once.
+
+Why not replay step t (with the same recorded noise or with fresh noise)? The privacy proof
+charges for *one* evaluation of step t: one K_t ~ Bin(N_t, p_t) turned into one bit. If a crash
+can trigger a re-evaluation, whoever can cause or time crashes (a mechanism that crashes on some
+inputs, an operator who kills the process when a side channel suggests "halt", an OOM killer)
+gets several independent K_t's on the same data and keeps the outcome they like: repeated until
+success this leaks p_t without bound, with fresh noise or with the same recorded noise alike.
+Failing the deployment caps every step at one evaluation; the price is availability: a crash
+mid-step ends the deployment (the operator starts a new one, which is a new, separately
+accounted privacy expense). The same argument makes every mechanism fault terminal:
+
+Mechanism faults
+----------------
+A mechanism that raises, returns something other than +1/-1 (or a bool), or exceeds the step's
+time limit puts the deployment into its terminal failed state (kinds ``mechanism_error``,
+``mechanism_timeout``), recorded in the state file before the error reaches the caller. An
+interruption of the evaluation (KeyboardInterrupt, SystemExit) fails it too (``interrupted``).
+Retrying the step would re-evaluate the mechanism on the same data (see above). The evaluation
+budget of Lemma 22 (N_t > ``StepPlan.evaluation_budget``) is enforced in phase 1, before any
+evaluation (kind ``evaluation_budget_exceeded``); its probability is the one the planner reports,
+``StepPlan.budget_exceed_probability``. The bit "failed at step t" is itself released; it is
+covered by the guarantee only if faults do not depend on the data (a mechanism whose failures
+depend on the data leaks through them, as in any DP system).
+
+A Python callable cannot be forcibly stopped: with a time limit it runs in a daemon thread,
+and on timeout the deployment is failed and the thread abandoned (its results are ignored).
+:class:`CommandMechanism` runs the mechanism as a subprocess and kills it on timeout.
+
+Floating point (Mironov 2012)
+-----------------------------
+eta_1, eta_{2,t} come from numpy's ``Generator.exponential`` and N_t from
+``Generator.poisson``, in float64. No floating-point value derived from the noise is released
+(a step releases one bit; the data enter only through the integer K_t), so the attack on
+textbook floating-point Laplace - reading the low-order bits of a released x + noise - has
+nothing to read. The sampled laws are still only approximations of Exp(tau) and Po(lambda)
+(finite grid; numpy's exponential never exceeds about 44 tau), and the paper's pure-DP proof
+assumes the exact laws; the deviation is not bounded rigorously here. See docs/deployment.md.
+
+Randomness
+----------
+The default generator is seeded from the operating system, anew on every :meth:`open`; its
+state is never stored. A caller-supplied generator or seed marks the deployment ``seeded``
+(sticky: the flag is stored and stays set for the life of the deployment), and every output
+(``repr``, status, JSON, CLI) then carries :data:`NOT_FOR_DEPLOYMENT`.
+
+Where things live
+-----------------
+:mod:`.state` (state and key files: format, sealing, validation, durable writes),
+:mod:`.mechanisms` (time-limited evaluation, :class:`CommandMechanism`), :mod:`.runner`
+(:class:`Deployment`, the step protocol).
+"""
+
+from ..errors import MechanismTimeout
+from ..reference import NOT_FOR_DEPLOYMENT
+from .mechanisms import MAX_TIME_LIMIT, CommandMechanism, check_time_limit
+from .runner import Deployment
+from .state import FAILURE_KINDS, STATE_FORMAT, STATE_VERSION
+
+__all__ = [
+    "Deployment",
+    "CommandMechanism",
+    "MechanismTimeout",
+    "check_time_limit",
+    "MAX_TIME_LIMIT",
+    "FAILURE_KINDS",
+    "NOT_FOR_DEPLOYMENT",
+    "STATE_FORMAT",
+    "STATE_VERSION",
+]

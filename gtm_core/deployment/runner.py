@@ -1,0 +1,500 @@
+"""The :class:`Deployment`: create / open a persisted GTM and run Algorithm 1's steps under the
+write-ahead protocol of :mod:`gtm_core.deployment`, through the public phases of the reference
+GTM (:meth:`~gtm_core.reference.GTM.check_step`, ``draw_count``, ``decide``, ``restore``)."""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import logging
+import os
+import secrets as _secrets
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import __version__
+from ..config import GTMConfig
+from ..errors import (
+    EvaluationBudgetExceeded,
+    GTMError,
+    HaltedError,
+    InvalidParameter,
+    MechanismError,
+    MechanismTimeout,
+    StateError,
+)
+from ..planners import Plan, make_plan, uncached_step_plan
+from ..reference import GTM, NOT_FOR_DEPLOYMENT, default_rng, mechanism_for_step
+from .mechanisms import check_time_limit, evaluate_count
+from .state import (
+    KEY_HEADER,
+    MAX_STATE_BYTES,
+    check_private_file,
+    fault_point,
+    plan_identity,
+    read_key,
+    remove_stale_temporaries,
+    seal,
+    unseal,
+    utc_now,
+    validate_body,
+    write_private_atomic,
+)
+
+
+logger = logging.getLogger("gtm_core.deployment")
+
+class Deployment:
+    """A GTM deployment whose state lives in a user-named file (see the module docstring).
+
+    Use :meth:`create` once, then :meth:`open` to resume (in any later process). Both return an
+    open deployment holding the state's lock; use it as a context manager or call :meth:`close`.
+    """
+
+    def __init__(self, *_args, **_kwargs):
+        raise TypeError("use Deployment.create(path, config) or Deployment.open(path)")
+
+    # -- construction --------------------------------------------------------------------------
+    @classmethod
+    def _new(cls, path: Path, key_path: Path, key: bytes, body: dict, config: GTMConfig,
+             plan: Plan, rng: np.random.Generator, lock_fd: int) -> "Deployment":
+        self = object.__new__(cls)
+        self._path, self._key_path, self._key = path, key_path, key
+        self._body, self._config, self._plan = body, config, plan
+        self._rng, self._lock_fd = rng, lock_fd
+        self._broken = False
+        self._gtm = GTM.restore(rng, eta1=body["secret"]["eta1"], mu1=plan.mu1,
+                                 steps_taken=body["steps_done"])
+        return self
+
+    @staticmethod
+    def _paths(path, key_path) -> tuple[Path, Path, Path]:
+        if not isinstance(path, (str, os.PathLike)) or str(path) in ("", ".") or "\x00" in str(path):
+            raise StateError(f"state path must be a non-empty file path, got {path!r}")
+        p = Path(path)
+        k = Path(str(p) + ".key") if key_path is None else key_path
+        if not isinstance(k, (str, os.PathLike)) or str(k) in ("", ".") or "\x00" in str(k):
+            raise StateError(f"key path must be a non-empty file path, got {key_path!r}")
+        k = Path(k)
+        if os.path.abspath(k) == os.path.abspath(p):
+            raise StateError("the key file must be a different file from the state file")
+        return p, k, Path(str(p) + ".lock")
+
+    @staticmethod
+    def _lock(lock_path: Path) -> int:
+        parent = lock_path.parent
+        if not parent.is_dir():
+            raise StateError(f"state directory does not exist: {str(parent)!r}")
+        try:
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise StateError(f"cannot create lock file {str(lock_path)!r}: {exc.strerror}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise StateError(
+                    f"deployment {str(lock_path)[:-5]!r} is in use by another process or handle"
+                ) from None
+            raise StateError(f"cannot lock {str(lock_path)!r}: {exc.strerror}") from None
+        return fd
+
+    @staticmethod
+    def _rng_for(rng, seed) -> tuple[np.random.Generator, bool]:
+        if rng is not None and seed is not None:
+            raise InvalidParameter("pass either rng or seed, not both")
+        if rng is not None:
+            if not isinstance(rng, np.random.Generator):
+                raise InvalidParameter(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+            return rng, True
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+            raise InvalidParameter(f"seed must be a non-negative integer, got {seed!r}")
+        return default_rng(seed)
+
+    @classmethod
+    def create(cls, path, config: GTMConfig, *, key_path=None, rng: np.random.Generator | None = None,
+               seed: int | None = None) -> "Deployment":
+        """Create a new deployment at ``path``: plan it, draw eta_1 once, write the state.
+
+        Refuses (:class:`StateError`) if a state or key file already exists there. Without
+        ``rng``/``seed`` the generator is seeded from the operating system.
+        """
+        if not isinstance(config, GTMConfig):
+            raise InvalidParameter(f"config must be a GTMConfig, got {type(config).__name__}")
+        path, key_path, lock_path = cls._paths(path, key_path)
+        rng, seeded = cls._rng_for(rng, seed)
+        plan = make_plan(config)  # refuses an unplannable configuration before touching disk
+        if not key_path.parent.is_dir():
+            raise StateError(f"key directory does not exist: {str(key_path.parent)!r}")
+        lock_fd = cls._lock(lock_path)
+        try:
+            if os.path.lexists(path):
+                raise StateError(f"a deployment state already exists at {str(path)!r}; open it instead")
+            if os.path.lexists(key_path):
+                raise StateError(
+                    f"key file {str(key_path)!r} already exists but no state does (left by an "
+                    "interrupted create?); remove it if it belongs to no deployment"
+                )
+            for d in {path.parent, key_path.parent}:
+                if not os.access(d, os.W_OK | os.X_OK):
+                    raise StateError(f"directory is not writable: {str(d)!r}")
+            remove_stale_temporaries(path)
+            remove_stale_temporaries(key_path)
+            gtm = GTM(rng)
+            gtm.init(plan.tau1, plan.mu1)  # GTM.Init: eta_1 ~ Exp(tau_1), the one and only draw
+            now = utc_now()
+            body = {
+                "config": config.to_dict(),
+                "config_sha256": config.digest(),
+                "plan": plan_identity(plan),
+                "secret": {"eta1": gtm.secret_eta1()},
+                "seeded": bool(seeded),
+                "status": "running",
+                "steps_done": 0,
+                "pending_step": None,
+                "halted_at": None,
+                "failure": None,
+                "transcript": [],
+                "evaluations_total": 0,
+                "generation": 1,
+                "created_utc": now,
+                "updated_utc": now,
+                "gtm_version": __version__,
+            }
+            key = _secrets.token_bytes(32)
+            try:
+                write_private_atomic(key_path, (KEY_HEADER + key.hex() + "\n").encode("ascii"), exclusive=True)
+                fault_point("create:key_written")
+                write_private_atomic(path, seal(body, key), exclusive=True)
+            except StateError:
+                raise
+            except OSError as exc:
+                if not os.path.lexists(path):
+                    try:
+                        os.unlink(key_path)
+                    except OSError:
+                        pass
+                raise StateError(f"cannot write deployment state {str(path)!r}: {exc.strerror}") from None
+            fault_point("create:state_written")
+            dep = cls._new(path, key_path, key, body, config, plan, rng, lock_fd)
+        except BaseException:
+            os.close(lock_fd)
+            raise
+        logger.info("created deployment %s (config sha256 %s, %s)%s", path, body["config_sha256"][:12],
+                    plan.parameterization, f" [{NOT_FOR_DEPLOYMENT}]" if seeded else "")
+        return dep
+
+    @classmethod
+    def open(cls, path, *, key_path=None, rng: np.random.Generator | None = None,
+             seed: int | None = None) -> "Deployment":
+        """Resume the deployment stored at ``path``.
+
+        Refuses a missing, corrupted, tampered, inconsistent or world-readable state with
+        :class:`StateError`. A step found pending (the previous process died mid-step) puts the
+        deployment into its terminal failed state (kind ``crashed_during_step``), durably,
+        before this returns.
+        """
+        path, key_path, lock_path = cls._paths(path, key_path)
+        if not os.path.lexists(path):
+            raise StateError(f"no deployment state at {str(path)!r}")
+        rng, seeded_now = cls._rng_for(rng, seed)
+        lock_fd = cls._lock(lock_path)
+        try:
+            st = check_private_file(path, "state file")
+            if st.st_size > MAX_STATE_BYTES:
+                raise StateError(f"state file {str(path)!r} is implausibly large ({st.st_size} bytes)")
+            key = read_key(key_path)
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                raise StateError(f"cannot read state file {str(path)!r}: {exc.strerror}") from None
+            where = repr(str(path))
+            body = unseal(data, key, path)
+            validate_body(body, where)
+            try:
+                config = GTMConfig.from_dict(body["config"])
+            except GTMError:
+                raise StateError(f"state file {where} holds an invalid configuration") from None
+            if config.digest() != body["config_sha256"]:
+                raise StateError(f"state file {where}: configuration does not match its SHA-256")
+            plan = make_plan(config)
+            if plan_identity(plan) != body["plan"]:
+                raise StateError(
+                    f"state file {where}: this version of gtm plans the configuration differently "
+                    "(tau1/mu1/epsilon changed); refusing to resume with different parameters"
+                )
+            remove_stale_temporaries(path)
+            dep = cls._new(path, key_path, key, body, config, plan, rng, lock_fd)
+        except BaseException:
+            os.close(lock_fd)
+            raise
+        try:
+            if seeded_now and not body["seeded"]:
+                dep._write({**body, "seeded": True})
+            if body["pending_step"] is not None:
+                t = body["pending_step"]
+                logger.warning("deployment %s: the previous process died during step %d; "
+                               "the deployment is now failed", path, t)
+                dep._fail(t, "crashed_during_step",
+                          f"the process running step {t} died after the step's write-ahead record; "
+                          "the mechanism may have been evaluated, so the step is never re-run")
+        except BaseException:
+            dep.close()
+            raise
+        logger.info("opened deployment %s at step %d (%s)", path, body["steps_done"], dep.status)
+        return dep
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Release the lock. The state on disk is always up to date; closing writes nothing."""
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    @property
+    def closed(self) -> bool:
+        return self._lock_fd is None
+
+    def __enter__(self) -> "Deployment":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    # -- public (non-secret) view ---------------------------------------------------------------
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    @property
+    def config(self) -> GTMConfig:
+        return self._config
+
+    @property
+    def plan(self) -> Plan:
+        return self._plan
+
+    @property
+    def status(self) -> str:
+        """``running``, ``halted`` or ``failed``."""
+        return self._body["status"]
+
+    @property
+    def steps_done(self) -> int:
+        """Number of committed steps."""
+        return self._body["steps_done"]
+
+    @property
+    def next_step(self) -> int:
+        return self._body["steps_done"] + 1
+
+    @property
+    def halted(self) -> bool:
+        return self._body["status"] == "halted"
+
+    @property
+    def failed(self) -> bool:
+        return self._body["status"] == "failed"
+
+    @property
+    def halted_at(self) -> int | None:
+        return self._body["halted_at"]
+
+    @property
+    def failure(self) -> dict | None:
+        """``{"step", "kind", "reason"}`` of a failed deployment (public, contains no secret)."""
+        f = self._body["failure"]
+        return None if f is None else dict(f)
+
+    @property
+    def seeded(self) -> bool:
+        return self._body["seeded"]
+
+    @property
+    def generation(self) -> int:
+        return self._body["generation"]
+
+    @property
+    def transcript(self) -> list[tuple[str, int]]:
+        """The public transcript, run-length encoded: ``[("continue", k), ("halt", 1)]``."""
+        return [(sym, n) for sym, n in self._body["transcript"]]
+
+    def public_transcript(self) -> list[int]:
+        """The transcript as outputs a_t in the original orientation: -1 continue, +1 halt."""
+        out: list[int] = []
+        for sym, n in self._body["transcript"]:
+            out.extend([1 if sym == "halt" else -1] * n)
+        return out
+
+    @property
+    def evaluations_total(self) -> int:
+        """Total mechanism evaluations of committed steps. **Sensitive** (a function of the
+        noise N_t): for cost accounting by the curator only, never publish it."""
+        return self._body["evaluations_total"]
+
+    def status_dict(self) -> dict:
+        """Everything public about the deployment (no eta_1, N_t, K_t or evaluation counts)."""
+        b = self._body
+        done = b["steps_done"]
+        horizon = self._config.stream.horizon
+        out = {
+            "state_file": str(self._path),
+            "status": b["status"],
+            "steps_done": done,
+            "next_step": None if b["status"] != "running" or done >= horizon else done + 1,
+            "horizon": horizon,
+            "horizon_reached": b["status"] == "running" and done >= horizon,
+            "halted_at": b["halted_at"],
+            "failure": self.failure,
+            "transcript": [list(r) for r in b["transcript"]],
+            "config_sha256": b["config_sha256"],
+            "plan": dict(b["plan"]),
+            "seeded": b["seeded"],
+            "note": NOT_FOR_DEPLOYMENT if b["seeded"] else None,
+            "generation": b["generation"],
+            "created_utc": b["created_utc"],
+            "updated_utc": b["updated_utc"],
+        }
+        if out["next_step"] is not None:
+            sp = uncached_step_plan(self._config, done + 1)
+            out["next_step_plan"] = {
+                "t": sp.t, "s": sp.s, "c": sp.c, "eps_t": sp.eps_t, "p_star": sp.p_star,
+                "evaluation_budget": sp.evaluation_budget,
+                "budget_exceed_probability": sp.budget_exceed_probability,
+            }
+        try:
+            out["state_bytes"] = os.stat(self._path).st_size
+        except OSError:
+            out["state_bytes"] = None
+        return out
+
+    def __repr__(self) -> str:
+        note = f", {NOT_FOR_DEPLOYMENT}" if self._body["seeded"] else ""
+        return (f"Deployment(path={str(self._path)!r}, status={self.status}, "
+                f"steps_done={self.steps_done}{note})")
+
+    __str__ = __repr__
+
+    def __reduce__(self):
+        raise TypeError("a Deployment cannot be pickled (it holds a secret and a lock)")
+
+    # -- the step protocol -----------------------------------------------------------------------
+    def step(self, mechanism: Callable, data: Any = None, *, time_limit: float | None = None) -> bool:
+        """Run step t = ``next_step`` on mechanism M_t (an eps_t-DP map data -> +1/-1).
+
+        Returns True if the GTM halted at this step. The outcome is durable before it is
+        returned. Faults (see the module docstring) fail the deployment, durably, and raise
+        :class:`MechanismError` / :class:`EvaluationBudgetExceeded`. ``time_limit`` bounds the
+        mechanism's evaluations in seconds (None: no limit).
+        """
+        time_limit = check_time_limit(time_limit)
+        self._check_can_step()
+        if not callable(mechanism):
+            raise MechanismError(f"mechanism must be callable, got {type(mechanism).__name__}")
+        b = self._body
+        t = b["steps_done"] + 1
+        sp = uncached_step_plan(self._config, t)
+        fed = mechanism_for_step(mechanism, sp, self._rng)
+        eps_t, tau2, c, rho, s, budget = self._gtm.check_step(
+            fed, sp.eps_t, sp.tau2, sp.c, sp.rho, sp.s, sp.evaluation_budget)
+
+        # phase 1: the noise (no data touched, nothing durable yet)
+        try:
+            n = self._gtm.draw_count(eps_t, tau2, rho, s, budget)
+        except EvaluationBudgetExceeded:
+            self._fail(t, "evaluation_budget_exceeded",
+                       f"step {t} needed more than its evaluation budget of {budget} evaluations "
+                       f"(planner bound on this probability: {sp.budget_exceed_probability:.3g})")
+            raise EvaluationBudgetExceeded(
+                f"step {t} exceeded its evaluation budget of {budget}; the deployment is now failed"
+            ) from None
+        fault_point("step:noise_drawn")
+
+        # phase 2: write-ahead record, durable before the mechanism sees the data
+        self._write({**b, "pending_step": t})
+        b = self._body
+        fault_point("step:pending_written")
+
+        # phase 3: evaluate (the only phase that touches the data)
+        abort = getattr(mechanism, "close", None)
+        try:
+            k = evaluate_count(fed, data, n, time_limit, abort if callable(abort) else None)
+        except MechanismTimeout:
+            limit = "its time limit" if time_limit is None else f"its time limit of {time_limit:g} s"
+            self._fail(t, "mechanism_timeout", f"the mechanism exceeded {limit}")
+            raise MechanismTimeout(
+                f"step {t}: the mechanism exceeded {limit}; the deployment is now failed"
+            ) from None
+        except MechanismError as exc:
+            self._fail(t, "mechanism_error", str(exc))
+            raise MechanismError(f"step {t}: {exc}; the deployment is now failed") from None
+        except BaseException as exc:
+            self._fail(t, "interrupted", f"the evaluation was interrupted ({type(exc).__name__})")
+            raise
+        fault_point("step:evaluated")
+
+        # phase 4: decide and commit
+        a = self._gtm.decide(k, c, s)
+        halted = a == s
+        runs = [list(r) for r in b["transcript"]]
+        if runs and runs[-1][0] == "continue" and not halted:
+            runs[-1][1] += 1
+        else:
+            runs.append(["halt" if halted else "continue", 1])
+        self._write({
+            **b,
+            "pending_step": None,
+            "steps_done": t,
+            "status": "halted" if halted else "running",
+            "halted_at": t if halted else None,
+            "transcript": runs,
+            "evaluations_total": b["evaluations_total"] + n,
+        })
+        fault_point("step:committed")
+        logger.debug("deployment %s: step %d committed (%s)", self._path, t, "halt" if halted else "continue")
+        if halted:
+            logger.info("deployment %s halted at step %d", self._path, t)
+        return halted
+
+    def _check_can_step(self) -> None:
+        if self._lock_fd is None:
+            raise StateError("the deployment is closed")
+        if self._broken:
+            raise StateError("a state write failed earlier; reopen the deployment")
+        b = self._body
+        if b["status"] == "failed":
+            f = b["failure"]
+            raise HaltedError(f"the deployment failed at step {f['step']} ({f['kind']}); no further steps")
+        if b["status"] == "halted":
+            raise HaltedError(f"the deployment halted at step {b['halted_at']}; no further steps")
+        if b["steps_done"] >= self._config.stream.horizon:
+            raise HaltedError(
+                f"the deployment reached its horizon of {self._config.stream.horizon} steps without halting"
+            )
+
+    def _write(self, body: dict) -> None:
+        """Persist ``body`` (generation + 1) atomically, then adopt it in memory."""
+        new = {**body, "generation": body["generation"] + 1, "updated_utc": utc_now()}
+        try:
+            write_private_atomic(self._path, seal(new, self._key), exclusive=False)
+        except OSError as exc:
+            self._broken = True
+            raise StateError(f"cannot write deployment state {str(self._path)!r}: {exc.strerror}") from None
+        self._body = new
+
+    def _fail(self, t: int, kind: str, reason: str) -> None:
+        """Enter the terminal failed state at step t, durably."""
+        b = self._body
+        self._write({**b, "status": "failed", "pending_step": None,
+                     "failure": {"step": t, "kind": kind, "reason": reason}})
+        self._gtm.failed = True
+        logger.warning("deployment %s failed at step %d (%s)", self._path, t, kind)

@@ -1,0 +1,243 @@
+"""The deployment's state file and key file (format, sealing, validation, durable writes).
+
+See :mod:`gtm_core.deployment` for the format, the integrity and threat model and the write
+protocol. Everything here is a pure function of its arguments except the writers and the
+crash-test fault point (:data:`fault_hook`, None in normal use)."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import math
+import os
+import stat
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+from ..errors import StateError
+from ..files import TEMPORARY_SUFFIX, write_atomic
+from ..planners import Plan
+
+
+STATE_FORMAT = "gtm-deployment-state"
+STATE_VERSION = 1
+KEY_HEADER = "gtm-deployment-key v1 "
+MAX_STATE_BYTES = 256 * 1024 * 1024
+_STATUSES = ("running", "halted", "failed")
+FAILURE_KINDS = (
+    "mechanism_error",
+    "mechanism_timeout",
+    "evaluation_budget_exceeded",
+    "interrupted",
+    "crashed_during_step",
+    "state_write_failed",
+)
+
+# Fault-injection point for the crash tests: called with a point name at every step of the
+# write protocol. None in normal use.
+fault_hook: Callable[[str], None] | None = None
+
+
+def fault_point(point: str) -> None:
+    """Crash-test fault injection: call :data:`fault_hook` (if set) with the protocol point's name."""
+    if fault_hook is not None:
+        fault_hook(point)
+
+
+def utc_now() -> str:
+    """The current UTC time, ISO 8601 to the second (the state's timestamps)."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def canonical_body(body: dict) -> bytes:
+    """The canonical bytes of a state body (sorted keys, no spaces, ASCII): what SHA-256 and the HMAC cover."""
+    try:
+        return json.dumps(
+            body, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
+        ).encode("ascii")
+    except (TypeError, ValueError) as exc:  # a bug, never user input
+        raise StateError(f"state body is not serialisable: {type(exc).__name__}") from None
+
+
+def write_private_atomic(path: Path, data: bytes, *, exclusive: bool) -> None:
+    """:func:`gtm_core.files.write_atomic` with mode 0600 and the crash-test fault points;
+    ``exclusive`` publishes with ``os.link`` (refuses an existing ``path``)."""
+    try:
+        write_atomic(path, data, mode=0o600, exclusive=exclusive, hook=fault_point)
+    except FileExistsError:
+        if not exclusive:
+            raise
+        raise StateError(f"refusing to overwrite existing file {str(path)!r}") from None
+
+
+def remove_stale_temporaries(path: Path) -> None:
+    """Remove temporary files a killed writer left next to ``path`` (they may hold eta_1).
+
+    Called only while the deployment lock is held, so no writer is active.
+    """
+    prefix = f".{path.name}."
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return
+    for name in names:
+        if name.startswith(prefix) and name.endswith(TEMPORARY_SUFFIX):
+            try:
+                os.unlink(path.parent / name)
+            except OSError:
+                pass
+
+
+def check_private_file(path: Path, what: str) -> os.stat_result:
+    """stat a state or key file; refuse one that is missing, not regular, or accessible by group or others."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise StateError(f"{what} not found: {str(path)!r}") from None
+    except OSError as exc:
+        raise StateError(f"cannot access {what} {str(path)!r}: {exc.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise StateError(f"{what} is not a regular file: {str(path)!r}")
+    mode = stat.S_IMODE(st.st_mode)
+    if mode & 0o077:
+        raise StateError(
+            f"{what} {str(path)!r} is accessible by group or others (mode {mode:04o}); "
+            "its secret may have leaked (chmod 600 only if you are sure it did not)"
+        )
+    return st
+
+
+def read_key(key_path: Path) -> bytes:
+    """The 32-byte HMAC key of a key file (header ``gtm-deployment-key v1`` + hex), checked private."""
+    check_private_file(key_path, "key file")
+    try:
+        text = key_path.read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError):
+        raise StateError(f"key file {str(key_path)!r} is unreadable or corrupted") from None
+    if not text.startswith(KEY_HEADER):
+        raise StateError(f"key file {str(key_path)!r} is corrupted (bad header)")
+    try:
+        key = bytes.fromhex(text[len(KEY_HEADER):].strip())
+    except ValueError:
+        raise StateError(f"key file {str(key_path)!r} is corrupted (not hexadecimal)") from None
+    if len(key) != 32:
+        raise StateError(f"key file {str(key_path)!r} is corrupted (wrong key length)")
+    return key
+
+
+def seal(body: dict, key: bytes) -> bytes:
+    """The state file bytes of a body: format, version, body, its SHA-256 and HMAC-SHA256 under ``key``."""
+    raw = canonical_body(body)
+    doc = {
+        "format": STATE_FORMAT,
+        "version": STATE_VERSION,
+        "body": body,
+        "sha256": hashlib.sha256(raw).hexdigest(),
+        "hmac_sha256": hmac.new(key, raw, hashlib.sha256).hexdigest(),
+    }
+    return (json.dumps(doc, sort_keys=True, separators=(",", ":"), allow_nan=False) + "\n").encode("ascii")
+
+
+def unseal(data: bytes, key: bytes, path: Path) -> dict:
+    """The body of state file bytes, after checking format, version, SHA-256 and HMAC (StateError otherwise)."""
+    where = repr(str(path))
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        raise StateError(f"state file {where} is corrupted (not a JSON document)") from None
+    if not isinstance(doc, dict) or doc.get("format") != STATE_FORMAT:
+        raise StateError(f"state file {where} is not a gtm deployment state")
+    if doc.get("version") != STATE_VERSION:
+        raise StateError(f"state file {where} has unsupported version {doc.get('version')!r}")
+    body, digest, mac = doc.get("body"), doc.get("sha256"), doc.get("hmac_sha256")
+    if not isinstance(body, dict) or not isinstance(digest, str) or not isinstance(mac, str):
+        raise StateError(f"state file {where} is corrupted (missing body or checksums)")
+    try:
+        raw = canonical_body(body)
+    except StateError:
+        raise StateError(f"state file {where} is corrupted (body not canonical)") from None
+    if not hmac.compare_digest(hashlib.sha256(raw).hexdigest(), digest):
+        raise StateError(f"state file {where} is corrupted (checksum mismatch)")
+    if not hmac.compare_digest(hmac.new(key, raw, hashlib.sha256).hexdigest(), mac):
+        raise StateError(f"state file {where} was tampered with or does not match its key file")
+    return body
+
+
+def plan_identity(plan: Plan) -> dict:
+    """The plan's global parameters stored in the state (a resumed deployment must plan the same)."""
+    return {
+        "parameterization": plan.parameterization,
+        "tau1": float(plan.tau1),
+        "mu1": float(plan.mu1),
+        "epsilon": None if plan.epsilon is None else float(plan.epsilon),
+    }
+
+
+def validate_body(body: dict, where: str) -> None:
+    """Shape and consistency of an authenticated body (a bug or a key holder could still
+    produce a malformed one)."""
+
+    def bad(what: str):
+        raise StateError(f"state file {where} is inconsistent: {what}")
+
+    def is_int(v):
+        return isinstance(v, int) and not isinstance(v, bool)
+
+    required = {
+        "config": dict, "config_sha256": str, "plan": dict, "secret": dict, "seeded": bool,
+        "status": str, "steps_done": int, "transcript": list, "evaluations_total": int,
+        "generation": int, "created_utc": str, "updated_utc": str,
+    }
+    for name, typ in required.items():
+        if name not in body:
+            bad(f"missing field {name!r}")
+        if not isinstance(body[name], typ) or (typ is int and isinstance(body[name], bool)):
+            bad(f"field {name!r} has the wrong type")
+    for name in ("pending_step", "halted_at", "failure"):
+        if name not in body:
+            bad(f"missing field {name!r}")
+    eta1 = body["secret"].get("eta1")
+    if not isinstance(eta1, float) or not math.isfinite(eta1) or eta1 < 0:
+        bad("the stored noise is not a finite non-negative number")
+    if body["status"] not in _STATUSES:
+        bad(f"unknown status {body['status']!r}")
+    done = body["steps_done"]
+    if done < 0 or body["evaluations_total"] < 0 or body["generation"] < 1:
+        bad("negative counter")
+    pending, halted_at, failure = body["pending_step"], body["halted_at"], body["failure"]
+    if pending is not None and (not is_int(pending) or pending != done + 1 or body["status"] != "running"):
+        bad("pending step does not follow the committed steps")
+    runs = body["transcript"]
+    continues = halts = 0
+    for i, run in enumerate(runs):
+        if (not isinstance(run, list) or len(run) != 2 or run[0] not in ("continue", "halt")
+                or not is_int(run[1]) or run[1] < 1):
+            bad("malformed transcript")
+        if run[0] == "continue":
+            if i != 0:
+                bad("malformed transcript")
+            continues += run[1]
+        else:
+            if i != len(runs) - 1 or run[1] != 1:
+                bad("malformed transcript")
+            halts += 1
+    if continues + halts != done:
+        bad("transcript length differs from the committed steps")
+    if body["status"] == "halted":
+        if halts != 1 or halted_at != done:
+            bad("halted state without a final halt")
+    elif halts or halted_at is not None:
+        bad("a halt in the transcript of a non-halted state")
+    if body["status"] == "failed":
+        if (not isinstance(failure, dict) or failure.get("kind") not in FAILURE_KINDS
+                or failure.get("step") != done + 1 or not isinstance(failure.get("reason"), str)):
+            bad("failed state without a valid failure record")
+    elif failure is not None:
+        bad("a failure record in a non-failed state")
+
+
+def read_state_body_unchecked(path) -> dict:
+    """Test helper: the body of a state file *without* authentication (holds eta_1)."""
+    return json.loads(Path(path).read_text())["body"]

@@ -1,0 +1,310 @@
+"""Worst-case privacy search over neighbouring streams (the auditor's exact oracle).
+
+:func:`worst_case_search` maximises the *exact* privacy loss |ln(P/P')| of a
+transcript over pairs of neighbouring Bernoulli streams p, p' (length 1..horizon,
+every p'_t in the eps_t-neighbourhood of p_t, tiny success probabilities
+allowed, neighbours moving in different directions at different steps), using
+the exact engine (:func:`gtm_core.exact.transcript_distribution`) as the objective.
+
+The search starts from the constructions that make Lemma 17 tight (continuation
+steps with p_t >= p*_t shifted by e^{-s eps} so that continuing needs a large
+eta_1, a final halting step with a tiny success probability shifted the other
+way, so that halting is driven by the Pareto tail of eta_2), plus random
+starts, and refines them by a randomised local search with shrinking steps in
+(logit p, position of p' in its neighbourhood).  The best witness is
+re-evaluated at higher precision before it is reported.
+
+:func:`perturbed_plan` builds deliberately broken plans (noise scales wrong by a
+factor) that keep the original privacy claim, to show the search finds the
+violation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import mpmath
+import numpy as np
+
+from ..errors import InvalidParameter, NotNeighbouring
+from ..neighbours import neighbour_interval
+from .transcripts import transcript_distribution
+
+__all__ = ["PerturbedPlan", "perturbed_plan", "SearchResult", "worst_case_search", "exact_loss"]
+
+
+@dataclass(frozen=True)
+class PerturbedPlan:
+    """A plan whose noise scales are multiplied by factors, keeping the base plan's claims.
+
+    ``tau1_factor = 1/3`` makes eta_1 three times too concentrated; ``tau2_factor = 1/4``
+    makes every eta_{2,t} four times too small.  ``claimed_loss`` and ``epsilon`` are
+    those of the base plan: the broken mechanism still *claims* them.
+    """
+
+    base: Any
+    tau1_factor: float = 1.0
+    tau2_factor: float = 1.0
+
+    @property
+    def tau1(self) -> float:
+        return self.base.tau1 * self.tau1_factor
+
+    @property
+    def mu1(self) -> float:
+        return self.base.mu1
+
+    @property
+    def epsilon(self):
+        return self.base.epsilon
+
+    @property
+    def horizon(self) -> int:
+        return self.base.horizon
+
+    @property
+    def parameterization(self) -> str:
+        return f"{self.base.parameterization}[tau1x{self.tau1_factor:g},tau2x{self.tau2_factor:g}]"
+
+    def step(self, t: int):
+        sp = self.base.step(t)
+        return dataclasses.replace(sp, tau2=sp.tau2 * self.tau2_factor)
+
+    def claimed_loss(self, t: int, halted: bool) -> float:
+        return self.base.claimed_loss(t, halted)
+
+
+def perturbed_plan(plan, *, tau1_factor: float = 1.0, tau2_factor: float = 1.0) -> PerturbedPlan:
+    for name, v in (("tau1_factor", tau1_factor), ("tau2_factor", tau2_factor)):
+        if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+            raise InvalidParameter(f"{name} must be a positive number, got {v!r}")
+    return PerturbedPlan(plan, float(tau1_factor), float(tau2_factor))
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Best pair found: witness streams, the transcript, its exact loss and the claim."""
+
+    p: tuple[float, ...]
+    p_prime: tuple[float, ...]
+    transcript: str  # "halt" or "continue"
+    t: int
+    loss: float  # |ln(P/P')| at the final precision
+    loss_error: float
+    claimed: float  # plan.claimed_loss(t, halted) for that transcript
+    epsilon: float | None  # the plan's uniform claim (None for ex-post plans)
+    evaluations: int
+    seconds: float
+    seed: int
+
+    @property
+    def exceeds_claim(self) -> bool:
+        """True when the exact loss exceeds the claimed loss (beyond its error bound)."""
+        return self.loss - self.loss_error > self.claimed
+
+    @property
+    def exceeds_epsilon(self) -> bool:
+        return self.epsilon is not None and self.loss - self.loss_error > self.epsilon
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["exceeds_claim"] = self.exceeds_claim
+        d["exceeds_epsilon"] = self.exceeds_epsilon
+        return d
+
+    def describe(self) -> str:
+        verdict = "EXCEEDS the claim" if self.exceeds_claim else "within the claim"
+        return (
+            f"worst transcript: {self.transcript} at t={self.t}; exact loss {self.loss:.10g} "
+            f"(+-{self.loss_error:.2g}) vs claimed {self.claimed:.6g}: {verdict}\n"
+            f"  p  = {list(self.p)}\n  p' = {list(self.p_prime)}"
+        )
+
+
+def _target(plan, t: int, halted: bool, objective: str) -> float:
+    if objective == "epsilon":
+        return float(plan.epsilon)
+    return float(plan.claimed_loss(t, halted))
+
+
+def exact_loss(plan, p, q, *, dps: int = 10, objective: str = "claimed") -> tuple[float, str, int, float]:
+    """The transcript maximising |ln(P/P')| - target (target: the per-transcript claim of
+    Lemma 17 / the plan, or the uniform epsilon), returned as (loss, kind, t, target)."""
+    d1 = transcript_distribution(plan, p, dps=dps)
+    d2 = transcript_distribution(plan, q, dps=dps)
+    best = (-math.inf, "continue", 1, 0.0)
+    for t in range(1, len(p) + 1):
+        for kind, A, B in (("halt", d1.halt[t - 1], d2.halt[t - 1]), ("continue", d1.cont[t - 1], d2.cont[t - 1])):
+            a, b = A.value, B.value
+            if a <= 0 or b <= 0 or A.error >= a / 4 or B.error >= b / 4:
+                continue
+            loss = abs(float(mpmath.log(a) - mpmath.log(b)))
+            claimed = _target(plan, t, kind == "halt", objective)
+            if loss - claimed > best[0] - best[3]:
+                best = (loss, kind, t, claimed)
+    return best
+
+
+def _decode(u: np.ndarray, v: np.ndarray, eps: list[float]) -> tuple[list[float], list[float]]:
+    p = [float(1 / (1 + math.exp(-min(max(x, -40.0), 40.0)))) for x in u]
+    q = []
+    for pt, vt, e in zip(p, v, eps):
+        lo, hi = neighbour_interval(pt, e)
+        # shrink by a relative hair so float rounding never leaves the neighbourhood
+        lo2 = lo + (hi - lo) * 1e-9
+        hi2 = hi - (hi - lo) * 1e-9
+        q.append(float(lo2 + (hi2 - lo2) * (min(max(float(vt), -1.0), 1.0) + 1) / 2))
+    return p, q
+
+
+def _logit(x: float) -> float:
+    return math.log(x / (1 - x))
+
+
+def _structured_starts(plan, T: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Tight constructions of the proof of Lemma 17 (continuation steps that need a large
+    eta_1, a last step halting through the eta_2 tail), both directions, plus variants."""
+    starts = []
+    for t_len in range(1, T + 1):
+        for lift in (0.0, 0.3, 1.0):
+            for last in (1e-6, 1e-3, 0.05):
+                u = np.zeros(t_len)
+                v = np.zeros(t_len)
+                for i in range(t_len - 1):
+                    sp = plan.step(i + 1)
+                    e = math.exp(sp.eps_t)
+                    ps = sp.p_star
+                    if sp.s == 1:
+                        # continuing needs eta_1 large: p at/above p*; full downward shift feasible
+                        pc = min(ps * (1 + lift * 0.05), e / (1 + e) * 0.999)
+                    else:
+                        pc = max(ps * (1 - lift * 0.05), 1 - e / (1 + e) * 0.999)
+                    u[i] = _logit(min(max(pc, 1e-9), 1 - 1e-9))
+                    v[i] = -1.0 if sp.s == 1 else 1.0
+                sp = plan.step(t_len)
+                pl = last if sp.s == 1 else 1 - last
+                u[-1] = _logit(pl)
+                v[-1] = 1.0 if sp.s == 1 else -1.0
+                starts.append((u, v))
+                starts.append((u.copy(), -v))
+    return starts
+
+
+def worst_case_search(
+    plan,
+    *,
+    horizon: int = 3,
+    seconds: float = 60.0,
+    seed: int = 0,
+    dps: int = 10,
+    final_dps: int = 20,
+    objective: str | None = None,
+    progress=None,
+) -> SearchResult:
+    """Maximise the exact loss |ln(P/P')| minus its target over neighbouring streams of length <= horizon.
+
+    ``objective``: "epsilon" (default when the plan claims a uniform pure-DP epsilon)
+    compares every transcript with epsilon; "claimed" with the per-transcript bound
+    ``plan.claimed_loss(t, halted)`` (Lemma 17 (6)-(7), or Theorem 23's ex-post loss).
+    Deterministic for a given ``seed`` (up to the time budget). ``progress`` is an optional
+    callable receiving (evaluations, best_loss) after each improvement.
+    """
+    if objective is None:
+        objective = "epsilon" if getattr(plan, "epsilon", None) is not None else "claimed"
+    if objective not in ("epsilon", "claimed"):
+        raise InvalidParameter(f"objective must be 'epsilon' or 'claimed', got {objective!r}")
+    if objective == "epsilon" and getattr(plan, "epsilon", None) is None:
+        raise InvalidParameter("objective='epsilon' needs a plan with a uniform epsilon claim")
+    if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1:
+        raise InvalidParameter(f"horizon must be a positive integer, got {horizon!r}")
+    plan_h = getattr(plan, "horizon", None)
+    if plan_h is not None and horizon > plan_h:
+        raise InvalidParameter(f"horizon={horizon} exceeds the plan's horizon={plan_h}")
+    if not (isinstance(seconds, (int, float)) and seconds > 0):
+        raise InvalidParameter(f"seconds must be positive, got {seconds!r}")
+    rng = np.random.default_rng(seed)
+    start = time.process_time()
+    eps = [float(plan.step(t).eps_t) for t in range(1, horizon + 1)]
+    evals = 0
+    best = None  # (score, u, v, loss, kind, t, claimed)
+
+    def score(u, v):
+        nonlocal evals
+        p, q = _decode(u, v, eps[: len(u)])
+        try:
+            loss, kind, t, claimed = exact_loss(plan, p, q, dps=dps, objective=objective)
+        except NotNeighbouring:
+            return None
+        evals += 1
+        return (loss - claimed, loss, kind, t, claimed)
+
+    def consider(u, v):
+        nonlocal best
+        r = score(u, v)
+        if r is None:
+            return False
+        if best is None or r[0] > best[0]:
+            best = (r[0], u.copy(), v.copy(), r[1], r[2], r[3], r[4])
+            if progress is not None:
+                progress(evals, r[1])
+            return True
+        return False
+
+    starts = _structured_starts(plan, horizon)
+    for u, v in starts:
+        consider(u, v)
+        if time.process_time() - start > seconds * 0.4:
+            break
+    # random starts
+    while time.process_time() - start < seconds * 0.55:
+        L = int(rng.integers(1, horizon + 1))
+        u = rng.normal(0.0, 4.0, size=L)
+        v = rng.choice([-1.0, 1.0], size=L) * rng.uniform(0.5, 1.0, size=L)
+        consider(u, v)
+    # local refinement of the incumbent with shrinking steps
+    step = 1.0
+    while best is not None and time.process_time() - start < seconds:
+        _, u0, v0, *_ = best
+        u = u0 + rng.normal(0.0, step, size=u0.shape)
+        v = np.clip(v0 + rng.normal(0.0, step / 2, size=v0.shape), -1, 1)
+        if rng.random() < 0.3:
+            v = np.sign(v) * (np.abs(v) > 0.5) + v * (np.abs(v) <= 0.5)
+        if not consider(u, v):
+            step = max(step * 0.9, 0.02)
+        else:
+            step = min(step * 1.5, 2.0)
+    assert best is not None
+    _, u, v, *_ = best
+    p, q = _decode(u, v, eps[: len(u)])
+    # final, high-precision evaluation of the witness
+    d1 = transcript_distribution(plan, p, dps=final_dps)
+    d2 = transcript_distribution(plan, q, dps=final_dps)
+    top = None
+    for t in range(1, len(p) + 1):
+        for kind, A, B in (("halt", d1.halt[t - 1], d2.halt[t - 1]), ("continue", d1.cont[t - 1], d2.cont[t - 1])):
+            if A.value <= 0 or B.value <= 0:
+                continue
+            loss = abs(mpmath.log(A.value) - mpmath.log(B.value))
+            err = A.error / A.value + B.error / B.value
+            target = _target(plan, t, kind == "halt", objective)
+            if top is None or float(loss) - target > top[0]:
+                top = (float(loss) - target, float(loss), float(err), kind, t,
+                       float(plan.claimed_loss(t, kind == "halt")))
+    assert top is not None
+    return SearchResult(
+        p=tuple(p),
+        p_prime=tuple(q),
+        transcript=top[3],
+        t=top[4],
+        loss=top[1],
+        loss_error=top[2],
+        claimed=top[5],
+        epsilon=getattr(plan, "epsilon", None),
+        evaluations=evals,
+        seconds=time.process_time() - start,
+        seed=seed,
+    )

@@ -1,0 +1,44 @@
+"""Planners: turn a :class:`~gtm_core.config.GTMConfig` into Algorithm 1's per-step parameters.
+
+One static registry (:data:`STEP_PLANNERS`, in :mod:`.plan`) maps every parameterization name
+to its step planner:
+
+* ``theorem21``   - Theorem 21 (uniform pure eps-DP, beta_t/4 per error type): :mod:`.theorem21`.
+* ``theorem23``   - Theorem 23 (ex-post loss eps_C [+ C_H eps_t ln(4/beta_t) at halting]): :mod:`.theorem23`.
+* ``exact``       - exact Poisson tails instead of the Chernoff thresholds: :mod:`.exact_tails`.
+* ``exact_noise`` - exact calibration integrated over the per-step noise eta_{2,t}: :mod:`.exact_noise`.
+
+Shared pieces: :mod:`.steps` (StepPlan, global noise, Lemma 11/20 helpers), :mod:`.rounding`
+(safe-direction rounding of every planned float), :mod:`.budget` (probability that a step needs
+more evaluations than its budget). Every number comes from :mod:`gtm_core.formulas`.
+"""
+
+from ..config import PARAMETERIZATIONS
+from .budget import budget_exceed_probability, lambda_tail, pareto_ratio_tail
+from .plan import STEP_PLANNERS, Plan, check_step_index, make_plan, plan_step, uncached_step_plan
+from .steps import StepPlan, checked_step_plan, direct_or_flipped, finish_step, global_noise, lemma11_c
+from .theorem21 import Theorem21Noise, theorem21_noise, theorem21_step
+from .theorem23 import theorem23_step
+
+__all__ = [
+    "PARAMETERIZATIONS",
+    "STEP_PLANNERS",
+    "Plan",
+    "StepPlan",
+    "make_plan",
+    "plan_step",
+    "uncached_step_plan",
+    "checked_step_plan",
+    "check_step_index",
+    "global_noise",
+    "lemma11_c",
+    "direct_or_flipped",
+    "finish_step",
+    "theorem21_step",
+    "theorem21_noise",
+    "Theorem21Noise",
+    "theorem23_step",
+    "budget_exceed_probability",
+    "lambda_tail",
+    "pareto_ratio_tail",
+]

@@ -1,0 +1,125 @@
+"""The plan of a configuration and the one registry of parameterizations.
+
+:data:`STEP_PLANNERS` maps every name of :data:`gtm_core.config.PARAMETERIZATIONS` (the names a
+configuration may give; checked below) to its step planner. A :class:`Plan` holds the global
+noise parameters (tau_1, mu_1) and computes :class:`StepPlan` values lazily (cached), so long
+horizons cost nothing until used.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .. import formulas as F
+from ..config import PARAMETERIZATIONS, GTMConfig
+from ..errors import InvalidParameter, UnsupportedConfiguration
+from ..validation import check_positive_int
+from .exact_noise import exact_noise_step
+from .exact_tails import exact_step
+from .steps import StepPlan, checked_step_plan, global_noise
+from .theorem21 import theorem21_step
+from .theorem23 import theorem23_step
+
+STEP_PLANNERS: dict[str, Callable[[GTMConfig, int], StepPlan]] = {
+    "theorem21": theorem21_step,
+    "theorem23": theorem23_step,
+    "exact": exact_step,
+    "exact_noise": exact_noise_step,
+}
+if tuple(STEP_PLANNERS) != PARAMETERIZATIONS:  # one list of names: the configuration's
+    raise ImportError("gtm_core.planners.STEP_PLANNERS does not match gtm_core.config.PARAMETERIZATIONS")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Global parameters of one GTM run plus a lazy per-step table."""
+
+    config: GTMConfig
+    parameterization: str
+    tau1: float
+    mu1: float
+    epsilon: float | None  # uniform pure-DP claim (None for the ex-post theorem23)
+
+    @property
+    def horizon(self) -> int:
+        return self.config.stream.horizon
+
+    def step(self, t: int) -> StepPlan:
+        return plan_step(self.config, check_positive_int("t", t))
+
+    def steps(self, ts=None) -> list[StepPlan]:
+        ts = range(1, self.horizon + 1) if ts is None else ts
+        try:
+            ts = list(ts)
+        except TypeError:
+            raise InvalidParameter(f"steps must be an iterable of step indices, got {ts!r}") from None
+        return [self.step(t) for t in ts]
+
+    def claimed_loss(self, t: int, halted: bool) -> float:
+        """Privacy loss bound of a transcript ending at t (Lemma 17 (6)-(7))."""
+        t = check_positive_int("t", t)
+        if not isinstance(halted, (bool, np.bool_)):
+            raise InvalidParameter(f"halted must be a bool, got {halted!r}")
+        if self.parameterization == "theorem23":
+            g = self.config.gtm
+            return float(
+                F.theorem23_expost_loss(halted, self.step(t).eps_t, g.epsilon_c, g.c_h, self.step(t).beta_t)
+            )
+        if not halted:
+            return 1 / self.tau1
+        return 1 / self.tau1 + 2 / self.step(t).tau2
+
+    @property
+    def good_event_failure(self) -> float:
+        """Lemma 19(1) with c_G = 1/4: Pr[G^c] <= e^{-mu1/tau1} + beta/4 = beta/2."""
+        return float(F.lemma19_good_event_failure(self.mu1, self.tau1, self.config.gtm.beta))
+
+    def globals_dict(self) -> dict:
+        return {
+            "parameterization": self.parameterization,
+            "tau1": self.tau1,
+            "mu1": self.mu1,
+            "epsilon": self.epsilon,
+            "good_event_failure": self.good_event_failure,
+        }
+
+
+@functools.lru_cache(maxsize=200_000)
+def plan_step(config: GTMConfig, t: int) -> StepPlan:
+    """Step t of the configuration's plan (cached; see :func:`uncached_step_plan`)."""
+    return uncached_step_plan(config, t)
+
+
+def uncached_step_plan(config: GTMConfig, t: int) -> StepPlan:
+    """Step t without the cache (a deployment plans each step once; the cache would grow with
+    the number of steps)."""
+    return checked_step_plan(STEP_PLANNERS[config.gtm.parameterization], config, t)
+
+
+def make_plan(config: GTMConfig) -> Plan:
+    """The Plan for a configuration: global noise parameters and a lazy step table."""
+    if not isinstance(config, GTMConfig):
+        raise InvalidParameter(f"config must be a GTMConfig, got {type(config).__name__}")
+    g = config.gtm
+    name = g.parameterization
+    if name not in STEP_PLANNERS:  # unreachable for a validated GTMConfig
+        raise UnsupportedConfiguration(f"parameterization {name!r} has no planner")
+    tau1, mu1, _ = global_noise(config)
+    eps = None if name == "theorem23" else g.epsilon
+    for label, v in (("tau1", tau1), ("mu1", mu1)):
+        if not math.isfinite(v) or v <= 0:
+            raise UnsupportedConfiguration(f"the configuration gives a non-finite {label} ({v!r})")
+    plan = Plan(config=config, parameterization=name, tau1=tau1, mu1=mu1, epsilon=eps)
+    plan.step(1)  # fail early on an unplannable configuration
+    return plan
+
+
+def check_step_index(plan: Plan, t: int) -> int:
+    if isinstance(t, bool) or not isinstance(t, int) or t < 1:
+        raise InvalidParameter(f"step index t must be a positive integer, got {t!r}")
+    return t

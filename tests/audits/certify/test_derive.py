@@ -1,0 +1,25 @@
+"""The deterministic part (audits.certify.derive): the configuration actually certified."""
+
+import pytest
+
+from audits.certify.derive import effective_config
+from gtm_core import GTMConfig
+from gtm_core.errors import ConfigError
+
+
+def _cfg(path="examples/default.toml", **changes):
+    c = GTMConfig.load(path)
+    return c.with_changes(**changes) if changes else c
+
+
+def test_effective_config_horizon():
+    base = _cfg()
+    assert effective_config(base, None) is base
+    assert effective_config(base, 5000).stream.horizon == 5000
+    lst = GTMConfig.from_dict({"gtm": {"epsilon": 1.0, "theta": 1.0, "gamma": 1.5, "beta": 0.05},
+                               "stream": {"eps_t": [0.1, 0.2, 0.1], "p_star": 0.5, "horizon": 3}})
+    assert effective_config(lst, 2).stream.eps_t == (0.1, 0.2)
+    with pytest.raises(ConfigError):
+        effective_config(lst, 4)
+    with pytest.raises(ConfigError):
+        effective_config(base, 0)

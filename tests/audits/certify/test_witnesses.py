@@ -1,0 +1,191 @@
+"""The witnesses of `gtm certify`: a witness is reported with its numbers and its verdict decides the
+claim; a crashing witness is a *failed* claim carrying its error, a claim without a witness is
+`witness-unavailable` - never a pass. Fake modules stand in for the real ones (set as attributes of
+the witnesses module) so that each branch is exercised."""
+
+import types
+
+import pytest
+
+from audits.certify import witnesses as W
+from audits.certify.model import EXTERNAL, WitnessContext
+from audits.certify.progress import Progress
+from audits.certify.run import external_claims
+from audits.certify.verify import consistency_problems
+from gtm_core import GTMConfig, make_plan
+
+
+@pytest.fixture(scope="module")
+def plan():
+    return make_plan(GTMConfig.load("examples/default.toml").with_changes(horizon=12))
+
+
+@pytest.fixture
+def fake(monkeypatch, tmp_path):
+    monkeypatch.setenv("GTM_CACHE_DIR", str(tmp_path))
+
+    def install(name, **attrs):
+        mod = types.ModuleType(name)
+        mod.__file__ = str(tmp_path / (name.replace(".", "_") + ".py"))
+        for k, v in attrs.items():
+            setattr(mod, k, v)
+        monkeypatch.setattr(W, name.rsplit(".", 1)[1], mod)  # the module the witness imported
+        return mod
+
+    return install
+
+
+class _LemmaResult:
+    def __init__(self, key, status, killed=2, total=2):
+        self.key, self.status, self.killed, self.total = key, status, killed, total
+
+    def to_dict(self):
+        return {"lemma": self.key, "ref": "Lemma", "status": self.status,
+                "ok": self.status in ("proved", "certified") and self.killed == self.total,
+                "method": "z3+cvc5", "mutants_killed": self.killed, "mutants_total": self.total, "seconds": 0.1}
+
+
+def _registry(statuses):
+    calls = []
+
+    def run(lemmas, progress=None):
+        calls.append(lemmas)
+        return types.SimpleNamespace(results=[_LemmaResult(k, s, *rest) for k, s, *rest in statuses], seconds=0.5)
+
+    return dict(run=run, select=lambda names: list(names), versions=lambda: {"z3": "x", "cvc5": "y"}), calls
+
+
+def test_lemma_checks_pass_and_are_cached(plan, fake):
+    attrs, calls = _registry([("lemma17", "proved"), ("theorem21", "proved"), ("lemma24.3", "certified")])
+    fake("proofs.registry", **attrs)
+    c = W.lemma_checks_claim(plan, quick=True)
+    assert c.status == "pass" and c.witness.kind == "solver-proof" and not c.values["cached"]
+    assert set(c.values["lemmas"]) == {"lemma17", "theorem21", "lemma24.3"}
+    c2 = W.lemma_checks_claim(plan, quick=True)
+    assert c2.status == "pass" and c2.values["cached"] and len(calls) == 1
+
+
+def test_lemma_checks_fail_on_an_unproved_lemma_or_a_surviving_mutant(plan, fake):
+    attrs, _ = _registry([("lemma17", "proved"), ("theorem21", "failed")])
+    fake("proofs.registry", **attrs)
+    c = W.lemma_checks_claim(plan, quick=True)
+    assert c.status == "fail" and c.values["failing"] == ["theorem21"]
+
+
+def test_surviving_mutant_fails(plan, fake):
+    attrs, _ = _registry([("lemma11.1", "proved", 1, 3)])
+    fake("proofs.registry", **attrs)
+    assert W.lemma_checks_claim(plan, quick=True).status == "fail"
+
+
+def _context(plan):
+    rows = [plan.step(t).to_dict() for t in range(1, 13)]
+    return WitnessContext(plan=plan, rows=rows, quick=True, budgets={"audit": 1, "exact_search": 1,
+                                                                      "exact_threshold": 1},
+                          seed=1, progress=Progress(False))
+
+
+def test_crashing_witness_is_a_failure_with_its_message_not_unavailable(plan, fake, capsys):
+    def run(lemmas, progress=None):
+        raise RuntimeError("solver crashed")
+
+    fake("proofs.registry", run=run, select=lambda n: n, versions=lambda: {})
+    with pytest.raises(RuntimeError):  # the witness itself does not hide the crash
+        W.lemma_checks_claim(plan, quick=True)
+    claims = external_claims(_context(plan), {"privacy.lemma-checks": W.DEFAULT_WITNESSES["privacy.lemma-checks"]})
+    c = claims[0]
+    assert c.id == "privacy.lemma-checks" and c.status == "fail"
+    assert c.witness.kind == "solver-proof" and c.witness.details["error"] == "RuntimeError: solver crashed"
+    assert "solver crashed" in capsys.readouterr().err  # loud, also without progress messages
+
+
+def test_claims_without_a_witness_are_unavailable(plan):
+    claims = external_claims(_context(plan), {})
+    assert [c.id for c in claims] == [e.id for e in EXTERNAL]
+    assert all(c.status == "witness-unavailable" for c in claims)
+    assert [c.witness.kind for c in claims] == [e.kind for e in EXTERNAL]
+
+
+def test_injected_witness_functions_decide_their_claims(plan):
+    seen = []
+
+    def fake_audit(ctx):
+        seen.append(ctx.budgets["audit"])
+        return W.Claim("privacy.audit", "privacy", "fake", {}, W.Witness("audit", {}), "pass")
+
+    claims = external_claims(_context(plan), {"privacy.audit": fake_audit})
+    audit = next(c for c in claims if c.id == "privacy.audit")
+    assert audit.status == "pass" and audit.statement == "fake" and seen == [1]
+
+
+def test_plan_identities(plan, fake):
+    rows = [plan.step(t).to_dict() for t in range(1, 13)]
+    def res(ok):
+        name = "1/tau_1 + 2/tau_2 = eps"
+        return types.SimpleNamespace(ok=ok, failed=lambda: [types.SimpleNamespace(name=name)],
+                                     to_dict=lambda: {"claims": [{"name": name}]})
+
+    fake("proofs.instantiate", check_plan_identities=lambda p, t: res(True))
+    assert W.plan_identities_claim(plan, rows, progress=Progress(False)).status == "pass"
+    fake("proofs.instantiate", check_plan_identities=lambda p, t: res(t != 7))
+    c = W.plan_identities_claim(plan, rows, progress=Progress(False))
+    assert c.status == "fail" and c.values["failing_steps"] == [7]
+
+
+def test_exact_search_and_audit_verdicts(plan, fake):
+    def found(loss):
+        return types.SimpleNamespace(loss=loss, loss_error=0.0, claimed=1.0, evaluations=3, seconds=0.1,
+                                     p=(0.1,), p_prime=(0.11,), transcript="halt", t=1)
+
+    fake("gtm_core.exact", worst_case_search=lambda p, **kw: found(0.97))
+    assert W.exact_search_claim(plan, seconds=1, seed=1).status == "pass"
+    fake("gtm_core.exact", worst_case_search=lambda p, **kw: found(1.2))
+    assert W.exact_search_claim(plan, seconds=1, seed=1).status == "fail"
+
+    def audit(target, **kw):
+        lb = kw["epsilon"] * 0.9 if ok else kw["epsilon"] * 1.3
+        d = {"verdict": "no-violation-found" if ok else "violation", "epsilon_claimed": kw["epsilon"],
+             "epsilon_lower_bound": lb, "confidence": 0.95, "samples": 10, "seconds": 0.1, "witness": None,
+             "per_event": [{"event": "halt=1", "loss": 0.1, "loss_lower": 0.0, "loss_upper": 0.2}]}
+        return types.SimpleNamespace(to_dict=lambda: d)
+
+    from audits.auditor import audit_parameters
+
+    fake("audits.auditor", audit=audit, audit_parameters=audit_parameters)
+    fake("audits.targets", SimulatorTarget=lambda p: object())
+    ok = True
+    c = W.audit_claim(plan, seconds=1, seed=1)
+    assert c.status == "pass" and c.values["events"][0]["event"] == "halt=1"
+    ok = False
+    assert W.audit_claim(plan, seconds=1, seed=1).status == "fail"
+
+
+def test_consistency_of_digest_protected_witnesses():
+    body = {"claims": [{"id": "privacy.audit", "status": "pass", "witness": {"kind": "audit"},
+                        "values": {"epsilon_lower_bound": 1.2, "epsilon_claimed": 1.0}},
+                       {"id": "privacy.exact-worst-case", "status": "pass", "witness": {"kind": "exact-engine"},
+                        "values": {"loss_found": 0.9, "loss_claimed": 1.0}},
+                       {"id": "x", "status": "info", "witness": {"kind": ""}, "values": {}}]}
+    problems = consistency_problems(body)
+    assert any("privacy.audit" in p for p in problems)
+    assert any("names no witness" in p for p in problems)
+    assert not any("exact-worst-case" in p for p in problems)
+
+
+def test_plan_identities_of_exact_noise_keep_theorem21s_and_skip_the_chernoff_ones():
+    """The real proofs.instantiate on an exact_noise plan: Theorem 21's identities (tau, Lambda_t, Pr[G^c])
+    must hold; Lemma 11 / Lemma 20 identities (Chernoff thresholds, Lemma 10(3b)'s domain) are reported
+    not applicable, not failed."""
+    from proofs.instantiate import check_plan_identities
+
+    # gamma = 2: c_1 = 7, below Lemma 10(3b)'s domain 2 ln(1/beta^I_1) - a Chernoff-only condition
+    pn = make_plan(GTMConfig.load("examples/exact_noise.toml").with_changes(horizon=12, gamma=2.0))
+    rows = [pn.step(t).to_dict() for t in range(1, 13)]
+    c = W.plan_identities_claim(pn, rows, progress=Progress(False))
+    assert c.status == "pass", c.values
+    na = set(c.values["not_applicable_identities"])
+    assert "lambda_left(c, alpha) <= gamma lambda_right(c, beta)" in na
+    assert any(n.startswith("c + 1 >= 2 ln(1/beta)") for n in na)
+    res = check_plan_identities(pn, 1)
+    thm21 = [v for v in res.claims if v.lemma.startswith("Theorem 21")]
+    assert thm21 and all(v.ok for v in thm21)

@@ -1,0 +1,128 @@
+"""`gtm audit` command line: exit codes, JSON keys, report, broken targets."""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from click.testing import CliRunner
+
+from audits.cli import cli
+
+SERVE = f"{sys.executable} -m audits.serve examples/default.toml"
+
+
+def _run(args):
+    return CliRunner().invoke(cli, ["audit", *args])
+
+
+def test_violation_exit_1_with_json_and_report(tmp_path):
+    out, rep = tmp_path / "r.json", tmp_path / "r.md"
+    res = _run(["--target", f"{SERVE} --broken no-step-noise", "--epsilon", "1", "--eps-t", "0.1",
+                "--seconds", "7", "--seed", "3", "--json", str(out), "--report", str(rep), "--quiet"])
+    assert res.exit_code == 1, res.output
+    d = json.loads(out.read_text())
+    for key in ("verdict", "epsilon_claimed", "epsilon_lower_bound", "confidence", "witness", "samples", "seconds"):
+        assert key in d
+    assert d["verdict"] == "violation"
+    text = rep.read_text()
+    assert "verdict" in text and "r.png" in text and (tmp_path / "r.png").stat().st_size > 1000
+
+
+def test_correct_exit_0(tmp_path):
+    res = _run(["--target", SERVE, "--epsilon", "1", "--eps-t", "0.1", "--seconds", "5", "--quiet"])
+    assert res.exit_code == 0, res.output
+    assert "no-violation-found" in res.output
+
+
+def test_crashing_target_exit_2_no_json(tmp_path):
+    out = tmp_path / "r.json"
+    res = _run(["--target", f"{sys.executable} -c 'import sys; sys.exit(4)'", "--epsilon", "1", "--eps-t", "0.1",
+                "--seconds", "5", "--json", str(out), "--quiet"])
+    assert res.exit_code == 2 and not out.exists()
+
+
+def test_malformed_target_exit_2(tmp_path):
+    body = "import sys\nfor l in sys.stdin: print('{bad', flush=True)"
+    res = _run(["--target", f"{sys.executable} -c \"{body}\"", "--epsilon", "1", "--eps-t", "0.1",
+                "--seconds", "5", "--quiet"])
+    assert res.exit_code == 2
+
+
+def test_bad_arguments_exit_2(tmp_path):
+    assert _run(["--target", SERVE, "--epsilon", "1", "--eps-t", "abc", "--quiet"]).exit_code == 2
+    assert _run(["--target", SERVE, "--epsilon", "1", "--eps-t", "0.1", "--confidence", "2", "--quiet"]).exit_code == 2
+    assert _run(["--target", SERVE, "--epsilon", "1", "--eps-t", "0.1", "--json",
+                 str(tmp_path / "missing" / "x.json"), "--quiet"]).exit_code == 2
+
+
+def test_sample_budget_makes_the_cli_reproducible(tmp_path):
+    outs = []
+    for i in range(2):
+        out = tmp_path / f"r{i}.json"
+        res = _run(["--target", SERVE, "--epsilon", "1", "--eps-t", "0.1", "--seconds", "60", "--max-samples",
+                    "300000", "--max-T", "5", "--seed", "9", "--json", str(out), "--quiet"])
+        assert res.exit_code == 0, res.output
+        outs.append(json.loads(out.read_text()))
+    assert outs[0]["epsilon_lower_bound"] == outs[1]["epsilon_lower_bound"]
+    assert outs[0]["witness"] == outs[1]["witness"]
+
+
+# --config: epsilon and eps_t from the configuration the deployment claims --------------------------
+
+def _config_run(tmp_path, *extra):
+    out = tmp_path / "c.json"
+    res = _run(["--target", SERVE, "--config", "examples/default.toml", "--seconds", "60", "--max-samples",
+                "20000", "--max-T", "3", "--seed", "9", "--json", str(out), "--quiet", *extra])
+    return res, out
+
+
+def test_config_gives_the_same_audit_as_the_flags(tmp_path):
+    res, out = _config_run(tmp_path)
+    assert res.exit_code == 0, res.output
+    by_config = json.loads(out.read_text())
+    flags = tmp_path / "f.json"
+    res = _run(["--target", SERVE, "--epsilon", "1", "--eps-t", "0.1", "--seconds", "60", "--max-samples",
+                "20000", "--max-T", "3", "--seed", "9", "--json", str(flags), "--quiet"])
+    assert res.exit_code == 0, res.output
+    by_flags = json.loads(flags.read_text())
+    for d in (by_config, by_flags):
+        d.pop("seconds")
+    assert by_config == by_flags and by_config["epsilon_claimed"] == 1.0
+
+
+def test_config_and_agreeing_flags(tmp_path):
+    res, out = _config_run(tmp_path, "--epsilon", "1", "--eps-t", "0.1")
+    assert res.exit_code == 0, res.output
+
+
+@pytest.mark.parametrize("flags,word", [(["--epsilon", "2"], "--epsilon"), (["--eps-t", "0.2"], "--eps-t"),
+                                        (["--eps-t", "0.1,0.1"], "--eps-t")])
+def test_config_and_disagreeing_flags_exit_2_one_line(tmp_path, flags, word):
+    res = CliRunner().invoke(cli, ["audit", "--target", SERVE, "--config", "examples/default.toml", "--json",
+                                   str(tmp_path / "x.json"), "--quiet", *flags])
+    assert res.exit_code == 2
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gtm: error: ") and word in lines[0] and "disagrees" in lines[0]
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_missing_epsilon_without_config_is_a_usage_error():
+    res = _run(["--target", SERVE, "--eps-t", "0.1", "--quiet"])
+    assert res.exit_code == 2 and "Missing option '--epsilon'" in res.output
+    res = _run(["--target", SERVE, "--epsilon", "1", "--quiet"])
+    assert res.exit_code == 2 and "Missing option '--eps-t'" in res.output
+
+
+def test_invalid_config_exit_2_one_line(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(Path("examples/default.toml").read_text().replace("eps_t = 0.1", "eps_t = -0.1"))
+    res = _run(["--target", SERVE, "--config", str(bad), "--quiet"])
+    assert res.exit_code == 2 and "eps_t" in res.output and len(res.output.strip().splitlines()) == 1
+
+
+def test_eps_t_flag_follows_the_configuration_rule():
+    """eps_t = 0 is allowed at some steps (as in a configuration), not at all of them, never negative."""
+    assert _run(["--target", SERVE, "--epsilon", "1", "--eps-t", "0", "--quiet"]).exit_code == 2
+    assert _run(["--target", SERVE, "--epsilon", "1", "--eps-t", "-0.1", "--quiet"]).exit_code == 2

@@ -1,0 +1,85 @@
+"""Worst-case search (gtm_core/exact/search.py): stays within epsilon on correct plans, finds
+violations (with witness streams) on plans with deliberately wrong noise scales."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from gtm_core import GTMConfig, make_plan
+from gtm_core.errors import InvalidParameter
+from gtm_core.exact import check_neighbouring
+from gtm_core.exact.search import exact_loss, perturbed_plan, worst_case_search
+
+
+@pytest.fixture(scope="module")
+def plan():
+    return make_plan(GTMConfig.load("examples/default.toml"))
+
+
+def _assert_witness_is_neighbouring(plan, r):
+    eps = [plan.step(t).eps_t for t in range(1, len(r.p) + 1)]
+    check_neighbouring(list(r.p), list(r.p_prime), eps)
+
+
+@pytest.mark.slow
+def test_correct_plan_stays_within_epsilon_and_is_nearly_tight(plan):
+    r = worst_case_search(plan, horizon=3, seconds=20, seed=3)
+    _assert_witness_is_neighbouring(plan, r)
+    assert not r.exceeds_epsilon and not r.exceeds_claim
+    assert r.loss <= plan.epsilon
+    # the halting bound 1/tau1 + 2/tau2 = epsilon is approached (Lemma 17 is tight)
+    assert r.loss > 0.99 * plan.epsilon
+
+
+def test_tau2_four_times_too_small_is_caught(plan):
+    broken = perturbed_plan(plan, tau2_factor=0.25)
+    r = worst_case_search(broken, horizon=2, seconds=3, seed=4)
+    _assert_witness_is_neighbouring(plan, r)
+    assert r.exceeds_epsilon
+    assert r.transcript == "halt"
+    # the exact loss approaches the broken plan's own Lemma 17 bound 1/tau1 + 8/tau2
+    assert r.loss <= 1 / plan.tau1 + 8 / plan.step(1).tau2
+    assert r.loss > plan.epsilon + 1.0
+    assert "p  =" in r.describe()
+
+
+@pytest.mark.slow
+def test_eta1_three_times_too_concentrated_is_caught(plan):
+    broken = perturbed_plan(plan, tau1_factor=1 / 3)
+    r = worst_case_search(broken, horizon=3, seconds=20, seed=5)
+    _assert_witness_is_neighbouring(plan, r)
+    assert r.exceeds_epsilon
+    assert r.loss <= 3 / plan.tau1 + 2 / plan.step(1).tau2
+
+
+def test_exact_loss_at_the_tight_construction(plan):
+    """Fast companion of the searches: at the Lemma 17 tight construction the exact loss is
+    just below epsilon for the correct plan and above it when eta_1 is 3x too concentrated."""
+    e = math.exp(plan.step(1).eps_t)
+    p = [0.5244, 1e-6]
+    q = [0.5244 / e * (1 + 1e-12), 1e-6 * e * (1 - 1e-12)]
+    loss, kind, t, _ = exact_loss(plan, p, q, dps=12, objective="epsilon")
+    assert kind == "halt" and t == 2 and 0.999 * plan.epsilon < loss <= plan.epsilon
+    broken = perturbed_plan(plan, tau1_factor=1 / 3)
+    loss, kind, t, _ = exact_loss(broken, p, q, dps=12, objective="epsilon")
+    assert kind == "halt" and loss > plan.epsilon + 0.5
+
+
+def test_search_rejects_bad_arguments(plan):
+    with pytest.raises(InvalidParameter, match="horizon"):
+        worst_case_search(plan, horizon=0, seconds=1)
+    with pytest.raises(InvalidParameter, match="seconds"):
+        worst_case_search(plan, horizon=1, seconds=0)
+    with pytest.raises(InvalidParameter, match="tau2_factor"):
+        perturbed_plan(plan, tau2_factor=-1)
+    with pytest.raises(InvalidParameter, match="objective"):
+        worst_case_search(plan, horizon=1, seconds=1, objective="nope")
+
+
+def test_perturbed_plan_keeps_the_claim(plan):
+    b = perturbed_plan(plan, tau1_factor=0.5, tau2_factor=0.25)
+    assert b.tau1 == plan.tau1 * 0.5 and b.step(3).tau2 == plan.step(3).tau2 * 0.25
+    assert b.claimed_loss(2, True) == plan.claimed_loss(2, True)
+    assert b.epsilon == plan.epsilon and math.isclose(b.mu1, plan.mu1)

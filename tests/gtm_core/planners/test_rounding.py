@@ -1,0 +1,84 @@
+"""Directed rounding: the planned floats satisfy the lemmas' preconditions exactly."""
+
+import math
+from fractions import Fraction
+
+import pytest
+
+from gtm_core import GTMConfig, make_plan
+from gtm_core.planners import rounding as R
+
+
+def _plan(param="theorem21", **stream):
+    g = {"gamma": 1.5, "beta": 0.05, "parameterization": param}
+    if param == "theorem23":
+        g.update(epsilon_c=1.0, c_h=2.0)
+    else:
+        g.update(epsilon=1.0, theta=1.0)
+    s = {"eps_t": 0.1, "p_star": 0.5, "horizon": 200}
+    s.update(stream)
+    return make_plan(GTMConfig.from_dict({"gtm": g, "stream": s}))
+
+
+@pytest.mark.parametrize("eps,theta", [(1.0, 1.0), (0.3, 0.7), (2.0, 3.3), (0.5, 0.2)])
+def test_theorem21_privacy_identity_exact(eps, theta):
+    cfg = GTMConfig.from_dict({"gtm": {"epsilon": eps, "theta": theta, "gamma": 1.5, "beta": 0.05},
+                               "stream": {"eps_t": 0.1, "p_star": 0.5, "horizon": 5}})
+    plan = make_plan(cfg)
+    total = 1 / Fraction(plan.tau1) + 2 / Fraction(plan.step(1).tau2)
+    assert total <= Fraction(eps)
+    assert total >= Fraction(eps) * (1 - Fraction(1, 10**14))  # rounding costs at most a few ulps
+
+
+@pytest.mark.parametrize("param", ["theorem21", "theorem23"])
+@pytest.mark.parametrize("p_star,eps_t", [(0.5, 0.1), (0.95, 0.01), (0.05, 0.3)])
+def test_step_preconditions_hold_in_interval_arithmetic(param, p_star, eps_t):
+    plan = _plan(param, p_star=p_star, eps_t=eps_t)
+    for t in (1, 2, 10, 77, 200):
+        sp = plan.step(t)
+        with R._iv_precision():
+            if sp.s == 1:
+                assert R._lo(R._exact_iv(sp.rho) * R._exact_iv(sp.p_star)) >= R._hi(
+                    R.iv_lambda_left(sp.c, sp.beta_II))
+            else:
+                assert R._hi(R._exact_iv(sp.rho) * R._exact_iv(1 - sp.p_star)) <= R._lo(
+                    R.iv_lambda_right(sp.c, sp.beta_II))
+        assert R.round_noise_range(sp.Lambda, sp.eps_t, plan.mu1, sp.tau2, sp.beta_t) == sp.Lambda
+        assert R.round_mu1(plan.mu1, plan.tau1, plan.config.gtm.beta) == plan.mu1
+
+
+def test_mutant_one_ulp_low_base_rate_is_caught():
+    plan = _plan()
+    sp = plan.step(1)
+    # walk rho down until the rigorous check fails, then rounding must walk it back up
+    rho = sp.rho
+    for _ in range(64):
+        rho = math.nextafter(rho, 0)
+        with R._iv_precision():
+            ok = R._lo(R._exact_iv(rho) * R._exact_iv(sp.p_star)) >= R._hi(R.iv_lambda_left(sp.c, sp.beta_II))
+        if not ok:
+            break
+    assert not ok, "some float below the planned rho must violate rho p* >= lambda^l"
+    assert R.round_base_rate_above(rho, sp.c, sp.beta_II, sp.p_star) > rho
+
+
+def test_mutant_noise_scales_that_overspend_are_nudged():
+    t1, t2 = R.round_noise_scales_theorem21(math.nextafter(3.0, 0), 3.0, 1.0)
+    assert 1 / Fraction(t1) + 2 / Fraction(t2) <= 1
+    assert t1 >= 3.0
+
+
+def test_rejection_threshold_never_claims_more_than_the_variant_gives():
+    plan = _plan(p_star=0.3)
+    sp = plan.step(3)
+    g = plan.config.gtm.gamma
+    assert Fraction(sp.p_bar) * Fraction(g) * Fraction(sp.Lambda) <= Fraction(sp.p_star)
+
+
+def test_overflowing_configuration_is_a_typed_error():
+    from gtm_core.errors import UnsupportedConfiguration
+
+    cfg = GTMConfig.from_dict({"gtm": {"epsilon": 0.1, "theta": 0.01, "gamma": 1.5, "beta": 0.05},
+                               "stream": {"eps_t": 0.1, "p_star": 0.5, "horizon": 5}})
+    with pytest.raises(UnsupportedConfiguration, match="overflows"):
+        make_plan(cfg)

@@ -1,0 +1,61 @@
+"""gtm_core.numeric: backends and the one Laplace CDF."""
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+
+from gtm_core.numeric import laplace_cdf, laplace_density
+
+
+def _old_array_cdf(x, scale):  # gtm_core/baselines._laplace_cdf and audits/svt copy (pinned)
+    x = np.asarray(x, dtype=float)
+    return np.where(x < 0, 0.5 * np.exp(np.minimum(x, 0) / scale), 1 - 0.5 * np.exp(-np.maximum(x, 0) / scale))
+
+
+def _old_rate_cdf(q, eps_1):  # gtm_core/baselines.laplace_probability (pinned)
+    q = np.asarray(q, dtype=float)
+    return np.where(q <= 0, 0.5 * np.exp(eps_1 * np.minimum(q, 0)), 1 - 0.5 * np.exp(-eps_1 * np.maximum(q, 0)))
+
+
+def _old_scalar(f, tau_L, eps1):  # audits/search.laplace_probability (pinned)
+    d = f - tau_L
+    return 0.5 * math.exp(eps1 * d) if d <= 0 else 1 - 0.5 * math.exp(-eps1 * d)
+
+
+X = np.concatenate([np.random.default_rng(7).normal(0, 30, 20000), [0.0, -0.0, 1e-320, -1e-320, 800.0, -800.0]])
+
+
+@pytest.mark.parametrize("scale", [0.01, 1.0, 7.5, 1e6])
+def test_array_form_is_bit_identical_to_the_old_copies(scale):
+    assert np.array_equal(laplace_cdf(X, scale=scale), _old_array_cdf(X, scale))
+    assert np.array_equal(laplace_cdf(X, rate=1 / scale), _old_rate_cdf(X, 1 / scale))
+    assert float(laplace_cdf(np.asarray(X[3]), scale=scale)) == float(_old_array_cdf(X[3], scale))
+
+
+@pytest.mark.parametrize("eps1", [0.05, 1.0, 3.0])
+def test_scalar_form_is_bit_identical_to_the_auditor_copy(eps1):
+    for x in X[:3000]:
+        x = float(x)
+        assert laplace_cdf(x - 0.25, rate=eps1) == _old_scalar(x, 0.25, eps1)
+
+
+def test_against_mpmath():
+    with mpmath.workdps(40):
+        for x in (-30.0, -1.0, -1e-9, 0.0, 0.3, 2.0, 50.0):
+            ref = mpmath.mpf(x) < 0 and mpmath.exp(mpmath.mpf(x) / 2) / 2 or 1 - mpmath.exp(-mpmath.mpf(x) / 2) / 2
+            assert abs(laplace_cdf(x, scale=2.0) - float(ref)) <= 2e-16
+    assert laplace_cdf(0.0, scale=1.0) == 0.5
+
+
+def test_density_integrates_to_one():
+    x = np.linspace(-60, 60, 200001)
+    assert abs(np.trapezoid(laplace_density(x, scale=2.0), x) - 1) < 1e-8
+
+
+def test_exactly_one_parameter():
+    with pytest.raises(TypeError):
+        laplace_cdf(0.0)
+    with pytest.raises(TypeError):
+        laplace_cdf(0.0, scale=1.0, rate=1.0)
