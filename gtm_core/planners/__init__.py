@@ -1,7 +1,7 @@
 """Planners: turn a :class:`~gtm_core.config.GTMConfig` into Algorithm 1's per-step parameters.
 
-One static registry (:data:`STEP_PLANNERS`, in :mod:`.plan`) maps every parameterization name
-to its step planner:
+One static registry (:data:`REGISTRY`, in :mod:`.plan`) maps every parameterization name to
+its step planner and properties (:class:`Parameterization`):
 
 * ``theorem21``   - Theorem 21 (uniform pure eps-DP, beta_t/4 per error type): :mod:`.theorem21`.
 * ``theorem23``   - Theorem 23 (ex-post loss eps_C [+ C_H eps_t ln(4/beta_t) at halting]): :mod:`.theorem23`.
@@ -15,13 +15,24 @@ more evaluations than its budget). Every number comes from :mod:`gtm_core.formul
 
 from ..config import PARAMETERIZATIONS
 from .budget import budget_exceed_probability, lambda_tail, pareto_ratio_tail
-from .plan import STEP_PLANNERS, Plan, check_step_index, make_plan, plan_step, uncached_step_plan
+from .plan import (
+    REGISTRY,
+    STEP_PLANNERS,
+    Parameterization,
+    Plan,
+    check_step_index,
+    make_plan,
+    plan_step,
+    uncached_step_plan,
+)
 from .steps import StepPlan, checked_step_plan, direct_or_flipped, finish_step, global_noise, lemma11_c
 from .theorem21 import Theorem21Noise, theorem21_noise, theorem21_step
 from .theorem23 import theorem23_step
 
 __all__ = [
     "PARAMETERIZATIONS",
+    "REGISTRY",
+    "Parameterization",
     "STEP_PLANNERS",
     "Plan",
     "StepPlan",

@@ -1,9 +1,10 @@
 """The plan of a configuration and the one registry of parameterizations.
 
-:data:`STEP_PLANNERS` maps every name of :data:`gtm_core.config.PARAMETERIZATIONS` (the names a
-configuration may give; checked below) to its step planner. A :class:`Plan` holds the global
-noise parameters (tau_1, mu_1) and computes :class:`StepPlan` values lazily (cached), so long
-horizons cost nothing until used.
+:data:`REGISTRY` maps every name of :data:`gtm_core.config.PARAMETERIZATIONS` (the names a
+configuration may give; checked below) to its :class:`Parameterization`: the step planner and
+the properties other code asks about (:data:`STEP_PLANNERS` is the name -> planner view). A
+:class:`Plan` holds the global noise parameters (tau_1, mu_1) and computes :class:`StepPlan`
+values lazily (cached), so long horizons cost nothing until used.
 """
 
 from __future__ import annotations
@@ -25,14 +26,38 @@ from .steps import StepPlan, checked_step_plan, global_noise
 from .theorem21 import theorem21_step
 from .theorem23 import theorem23_step
 
-STEP_PLANNERS: dict[str, Callable[[GTMConfig, int], StepPlan]] = {
-    "theorem21": theorem21_step,
-    "theorem23": theorem23_step,
-    "exact": exact_step,
-    "exact_noise": exact_noise_step,
+@dataclass(frozen=True)
+class Parameterization:
+    """What the suite needs to know about one parameterization (read this instead of listing names).
+
+    ``noise``: whose global noise and noise range the steps use (``"theorem21"``: tau_1, tau_2,
+    Lambda_t of Theorem 21; ``"theorem23"``: tau_1 = 1/eps_C and per-step tau_{2,t}).
+    ``chernoff_thresholds``: c_t, rho_t come from Lemma 11 / Lemma 20's Chernoff thresholds (else
+    from exact Poisson tails). ``ex_post``: the privacy claim is Theorem 23's ex-post loss (no
+    uniform epsilon). ``in_paper``: the paper's own parameterization (else beyond the paper).
+    """
+
+    name: str
+    step_planner: Callable[[GTMConfig, int], StepPlan]
+    noise: str
+    chernoff_thresholds: bool
+    ex_post: bool
+    in_paper: bool
+
+
+REGISTRY: dict[str, Parameterization] = {
+    p.name: p
+    for p in (
+        Parameterization("theorem21", theorem21_step, "theorem21", True, False, True),
+        Parameterization("theorem23", theorem23_step, "theorem23", True, True, True),
+        Parameterization("exact", exact_step, "theorem21", False, False, False),
+        Parameterization("exact_noise", exact_noise_step, "theorem21", False, False, False),
+    )
 }
-if tuple(STEP_PLANNERS) != PARAMETERIZATIONS:  # one list of names: the configuration's
-    raise ImportError("gtm_core.planners.STEP_PLANNERS does not match gtm_core.config.PARAMETERIZATIONS")
+if tuple(REGISTRY) != PARAMETERIZATIONS:  # one list of names: the configuration's
+    raise ImportError("gtm_core.planners.REGISTRY does not match gtm_core.config.PARAMETERIZATIONS")
+
+STEP_PLANNERS: dict[str, Callable[[GTMConfig, int], StepPlan]] = {n: p.step_planner for n, p in REGISTRY.items()}
 
 
 @dataclass(frozen=True)
@@ -65,7 +90,7 @@ class Plan:
         t = check_positive_int("t", t)
         if not isinstance(halted, (bool, np.bool_)):
             raise InvalidParameter(f"halted must be a bool, got {halted!r}")
-        if self.parameterization == "theorem23":
+        if REGISTRY[self.parameterization].ex_post:
             g = self.config.gtm
             return float(
                 F.theorem23_expost_loss(halted, self.step(t).eps_t, g.epsilon_c, g.c_h, self.step(t).beta_t)
@@ -98,7 +123,7 @@ def plan_step(config: GTMConfig, t: int) -> StepPlan:
 def uncached_step_plan(config: GTMConfig, t: int) -> StepPlan:
     """Step t without the cache (a deployment plans each step once; the cache would grow with
     the number of steps)."""
-    return checked_step_plan(STEP_PLANNERS[config.gtm.parameterization], config, t)
+    return checked_step_plan(REGISTRY[config.gtm.parameterization].step_planner, config, t)
 
 
 def make_plan(config: GTMConfig) -> Plan:
@@ -107,10 +132,10 @@ def make_plan(config: GTMConfig) -> Plan:
         raise InvalidParameter(f"config must be a GTMConfig, got {type(config).__name__}")
     g = config.gtm
     name = g.parameterization
-    if name not in STEP_PLANNERS:  # unreachable for a validated GTMConfig
+    if name not in REGISTRY:  # unreachable for a validated GTMConfig
         raise UnsupportedConfiguration(f"parameterization {name!r} has no planner")
     tau1, mu1, _ = global_noise(config)
-    eps = None if name == "theorem23" else g.epsilon
+    eps = None if REGISTRY[name].ex_post else g.epsilon
     for label, v in (("tau1", tau1), ("mu1", mu1)):
         if not math.isfinite(v) or v <= 0:
             raise UnsupportedConfiguration(f"the configuration gives a non-finite {label} ({v!r})")

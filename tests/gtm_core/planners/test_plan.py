@@ -362,3 +362,30 @@ def test_overflowing_configuration_is_a_typed_error():
     cfg = _config(epsilon=0.01, theta=100.0, beta=1e-12, eps_t=1.0)
     with pytest.raises(UnsupportedConfiguration, match="overflows"):
         make_plan(cfg)
+
+
+# --- the one registry of parameterizations (issue 12) ----------------------------------------
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 0.3])  # at 0.3 rounding moves tau_2 by an ulp
+def test_registry_is_the_configuration_s_list_and_its_properties_hold(epsilon):
+    from gtm_core.config import PARAMETERIZATIONS
+    from gtm_core.planners import REGISTRY, STEP_PLANNERS, global_noise, lemma11_c, theorem21_noise
+
+    assert tuple(REGISTRY) == PARAMETERIZATIONS == tuple(STEP_PLANNERS)
+    base = GTMConfig.load("examples/default.toml")
+    for name, info in REGISTRY.items():
+        cfg = (GTMConfig.load("examples/theorem23.toml") if name == "theorem23"
+               else base.with_changes(parameterization=name, epsilon=epsilon))
+        plan = make_plan(cfg)
+        assert STEP_PLANNERS[name] is info.step_planner
+        assert (plan.epsilon is None) is info.ex_post
+        for t in (1, 7):
+            sp = plan.step(t)
+            if info.noise == "theorem21":  # the step carries Theorem 21's rounded noise, as the plan does
+                n = theorem21_noise(cfg, t)
+                assert (plan.tau1, plan.mu1, sp.tau2, sp.Lambda) == (n.tau1, n.mu1, n.tau2, n.Lambda)
+                assert global_noise(cfg)[2] == sp.tau2
+            if info.chernoff_thresholds:  # Lemma 11's c at the step's error budgets
+                alpha, beta = (sp.beta_II, sp.beta_I) if sp.s == 1 else (sp.beta_I, sp.beta_II)
+                assert sp.c == lemma11_c(alpha, beta, cfg.gtm.gamma)
