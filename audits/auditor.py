@@ -392,6 +392,9 @@ METHOD = ("two-phase: successive-halving selection, then one pre-registered witn
           "P[E] / (P[E] + P'[E]) given the total count)")
 
 
+DEADLINE_GRACE_SECONDS = 1.5  # how far past --seconds a target's answer is still awaited
+
+
 def run_audit(
     problem,
     *,
@@ -510,6 +513,9 @@ def audit(
     check_eps_t(eps_t)
     if oracle_seconds is None:
         oracle_seconds = 0.1 * seconds if seconds is not None else 10.0
+    if seconds is not None:
+        # a hard budget: no answer is awaited past it (plus a grace for the final bookkeeping)
+        target.set_deadline(time.monotonic() + seconds + DEADLINE_GRACE_SECONDS)
     problem = GTMProblem(target, eps_t, max_T=max_T, oracle_plan=oracle_plan, oracle_seconds=oracle_seconds,
                          extra_candidates=extra_candidates)
     return run_audit(problem, epsilon=epsilon, seconds=seconds, max_samples=max_samples, seed=seed,

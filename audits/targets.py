@@ -18,10 +18,6 @@ Every answer goes through :func:`validate_sample`.
 from __future__ import annotations
 
 import json
-import os
-import selectors
-import shlex
-import subprocess
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -29,8 +25,10 @@ from typing import Callable
 import numpy as np
 
 from gtm_core.errors import GTMError, InvalidParameter, TargetError
+from gtm_core.inputs import parse_json
+from gtm_core.processes import ProcessClosed, ProcessGroup, ProcessTimeout, resolve_command
 from gtm_core.planners import Plan
-from gtm_core.validation import check_nonnegative_int, check_stream
+from gtm_core.validation import check_nonnegative_int, check_seconds, check_stream
 
 from .power.broken import CORRECT, Implementation, simulate_deployment
 
@@ -85,6 +83,12 @@ class Target:
 
     def close(self) -> None:
         pass
+
+    def set_deadline(self, deadline: float | None) -> None:
+        """Bound every later wait for an answer by ``deadline`` (``time.monotonic()`` seconds).
+
+        In-process targets answer synchronously and ignore it; :class:`SubprocessTarget` honours it.
+        """
 
     def __enter__(self):
         return self
@@ -155,35 +159,45 @@ class CallableTarget(Target):
 
 
 class SubprocessTarget(Target):
-    """A deployment behind DESIGN.md's JSON-lines protocol, started once and kept running."""
+    """A deployment behind the JSON-lines protocol (docs/protocol.md), started once and kept running.
+
+    The target runs in its own process group (:class:`gtm_core.processes.ProcessGroup`): closing
+    the target, a timeout, an error, Ctrl-C or the death of ``gtm`` ends its whole process tree.
+    Its stderr is drained continuously (the last line is quoted in error messages). Every wait is
+    bounded: by ``timeout`` per answer and, once :meth:`set_deadline` was called (the auditor
+    does with its ``seconds`` budget), by that absolute deadline.
+    """
 
     def __init__(self, command: str | list[str], *, timeout: float = 60.0, max_batch: int = 1_000_000,
                  startup_timeout: float | None = None, env: dict | None = None):
-        self.argv = shlex.split(command) if isinstance(command, str) else list(command)
-        if not self.argv:
-            raise InvalidParameter("target command must not be empty")
-        if not timeout > 0:
-            raise InvalidParameter(f"timeout must be > 0, got {timeout!r}")
-        self.command = command if isinstance(command, str) else shlex.join(command)
+        self.timeout = check_seconds("timeout", timeout)
+        self.startup_timeout = check_seconds(
+            "startup_timeout", startup_timeout if startup_timeout is not None else timeout)
+        try:
+            self.command_spec = resolve_command(command, field="target command")
+        except InvalidParameter as exc:
+            raise TargetError(f"cannot start target: {exc}") from None
+        self.command = self.command_spec.text
         self.name = f"subprocess({self.command})"
-        self.timeout = float(timeout)
-        self.startup_timeout = float(startup_timeout if startup_timeout is not None else timeout)
         self.max_batch = int(max_batch)
         self.requests = 0
+        self.deadline: float | None = None
         self._first = True
         try:
-            self._proc = subprocess.Popen(
-                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                env={**os.environ, **(env or {})}, bufsize=0,
-            )
-        except OSError as exc:
-            raise TargetError(f"cannot start target {self.command!r}: {exc.strerror or exc}") from None
-        self._buffer = b""
-        self._sel = selectors.DefaultSelector()
-        self._sel.register(self._proc.stdout, selectors.EVENT_READ)
+            self._group: ProcessGroup | None = ProcessGroup(self.command_spec, env=env)
+        except ProcessClosed as exc:
+            raise TargetError(str(exc)) from None
 
     def describe(self) -> str:
         return self.command
+
+    def process_group_id(self) -> int | None:
+        """The id of the target's process group (None once closed): for process accounting."""
+        return None if self._group is None else self._group.pgid
+
+    def set_deadline(self, deadline: float | None) -> None:
+        """Bound every later wait by ``deadline`` (``time.monotonic()`` seconds; None: no bound)."""
+        self.deadline = deadline
 
     def sample(self, p, n, seed, *, evaluations=False):
         arr = _check_request(p, n, seed)
@@ -211,24 +225,51 @@ class SubprocessTarget(Target):
         halt = np.concatenate(halts) if halts else np.zeros(0, dtype=np.int64)
         return TargetSample(halt, np.concatenate(evs) if evaluations else None)
 
+    def _fail(self, message: str) -> TargetError:
+        """Kill the target's process tree and build the error (with its last stderr line)."""
+        group = self._group
+        tail = ""
+        if group is not None:
+            code = group.exit_code()
+            group.kill()
+            tail = group.stderr_tail()
+            if code is not None and "exit" not in message:
+                message += f" (exit code {code})"
+        self._group = None
+        return TargetError(message + (f": {tail}" if tail else ""))
+
     def _request(self, payload: dict) -> dict:
-        if self._proc is None:
+        group = self._group
+        if group is None:
             raise TargetError("target connection is closed")
-        if self._proc.poll() is not None:
-            raise TargetError(f"target exited with code {self._proc.returncode}{self._stderr_tail()}")
-        line = (json.dumps(payload) + "\n").encode()
-        try:
-            self._proc.stdin.write(line)
-            self._proc.stdin.flush()
-        except (BrokenPipeError, OSError):
-            raise TargetError(f"target closed its input (exit code {self._proc.poll()}){self._stderr_tail()}") from None
-        self.requests += 1
+        if group.exit_code() is not None:
+            raise self._fail("target exited")
         timeout = self.startup_timeout if self._first else self.timeout
-        raw = self._read_line(timeout)
+        now = time.monotonic()
+        deadline = now + timeout
+        budget_bound = self.deadline is not None and self.deadline < deadline
+        if budget_bound:
+            deadline = self.deadline
+        try:
+            group.write((json.dumps(payload) + "\n").encode(), deadline)
+            self.requests += 1
+            raw = group.read_line(deadline)
+        except ProcessTimeout:
+            if budget_bound:
+                raise self._fail("target did not answer within the audit's time budget") from None
+            raise self._fail(f"target did not answer within {timeout:g} s (hang?)") from None
+        except ProcessClosed:
+            group.wait(time.monotonic() + 1)
+            code = group.exit_code()
+            what = "target closed its output before answering" if code is None else \
+                f"target exited with code {code} before answering"
+            raise self._fail(what) from None
         self._first = False
         try:
-            resp = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+            resp = parse_json(raw, what="target answer", error=TargetError)
+        except TargetError as exc:
+            if "nests deeper" in str(exc):
+                raise
             snippet = raw[:80].decode("utf-8", "replace")
             raise TargetError(f"target answered malformed JSON: {snippet!r}") from None
         if not isinstance(resp, dict):
@@ -239,53 +280,15 @@ class SubprocessTarget(Target):
             raise TargetError("target answer has no 'halt' field")
         return resp
 
-    def _read_line(self, timeout: float) -> bytes:
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self._buffer:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                self.close()
-                raise TargetError(f"target did not answer within {timeout:g} s (hang?)")
-            if not self._sel.select(left):
-                continue
-            chunk = os.read(self._proc.stdout.fileno(), 1 << 20)
-            if not chunk:
-                code = self._proc.wait(timeout=5)
-                raise TargetError(f"target exited with code {code} before answering{self._stderr_tail()}")
-            self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        return line
-
-    def _stderr_tail(self) -> str:
-        try:
-            if self._proc.poll() is None:
-                return ""
-            err = self._proc.stderr.read().decode("utf-8", "replace").strip().splitlines()
-            return f": {err[-1][:200]}" if err else ""
-        except Exception:  # broad-except: best-effort detail for an error message being raised already
-            return ""
-
     def close(self) -> None:
-        proc = getattr(self, "_proc", None)
-        if proc is None:
+        """End the target: close its input, give it a moment to exit, then end its process tree."""
+        group = getattr(self, "_group", None)
+        if group is None:
             return
-        try:
-            proc.stdin.close()
-        except OSError:
-            pass
-        if proc.poll() is None:
-            try:
-                proc.wait(timeout=2)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=5)
-        for f in (proc.stdout, proc.stderr):
-            try:
-                f.close()
-            except OSError:
-                pass
-        self._sel.close()
-        self._proc = None
+        group.close_input()
+        group.wait(time.monotonic() + 1.0)
+        group.kill()
+        self._group = None
 
     def __del__(self):
         try:

@@ -97,6 +97,18 @@ def check_nonnegative_int(name: str, value: Any) -> int:
     return int(value)
 
 
+MAX_SECONDS = 1e7  # ~116 days; beyond this the platform's timers overflow
+
+
+def check_seconds(name: str, value: Any) -> float:
+    """A time limit or budget: a real number of seconds in (0, MAX_SECONDS]."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise InvalidParameter(f"{name} must be a number of seconds, got {_show(value)}")
+    if not (0 < value <= MAX_SECONDS):
+        raise InvalidParameter(f"{name} must be a number of seconds in (0, {MAX_SECONDS:g}], got {_show(value)}")
+    return float(value)
+
+
 def check_stream(name: str, p: Any, *, length: int | None = None) -> np.ndarray:
     """A Bernoulli stream: a non-empty 1-D sequence of probabilities in [0, 1], as a float array.
 

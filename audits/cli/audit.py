@@ -47,6 +47,7 @@ def command(target_cmd, epsilon, eps_t, config_path, seconds, seed, confidence, 
     """Audit a GTM deployment: lower bound on its privacy loss and a verdict."""
     from ..auditor import audit, audit_parameters, check_eps_t
     from ..targets import SubprocessTarget
+    from gtm_core.validation import check_seconds
 
     if config_path is None:
         for name, value in (("--epsilon", epsilon), ("--eps-t", eps_t)):
@@ -66,6 +67,11 @@ def command(target_cmd, epsilon, eps_t, config_path, seconds, seed, confidence, 
         raise UsageFailure(f"--max-samples must be >= 4000, got {max_samples!r}")
     if max_T < 1:
         raise UsageFailure(f"--max-T must be >= 1, got {max_T!r}")
+    try:
+        check_seconds("--seconds", seconds)
+        check_seconds("--timeout", timeout)
+    except InvalidParameter as exc:
+        raise UsageFailure(str(exc)) from None
     eps_arg = None
     if eps_t is not None:
         eps_values = parse_float_list(eps_t, "--eps-t")

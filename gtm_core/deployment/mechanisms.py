@@ -14,20 +14,17 @@ import numpy as np
 
 from ..errors import InvalidParameter, MechanismError, MechanismTimeout
 from ..reference import count_positive
+from ..validation import MAX_SECONDS, check_seconds
 
 
-MAX_TIME_LIMIT = 1e7  # seconds (~116 days); beyond this the platform's timers overflow
+MAX_TIME_LIMIT = MAX_SECONDS
 
 
 def check_time_limit(time_limit, name: str = "time_limit") -> float | None:
     """None (no limit) or a number of seconds in (0, MAX_TIME_LIMIT]."""
     if time_limit is None:
         return None
-    if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)):
-        raise InvalidParameter(f"{name} must be a number of seconds, got {time_limit!r}")
-    if not (0 < time_limit <= MAX_TIME_LIMIT):
-        raise InvalidParameter(f"{name} must be a number of seconds in (0, {MAX_TIME_LIMIT:g}], got {time_limit!r}")
-    return float(time_limit)
+    return check_seconds(name, time_limit)
 
 
 def evaluate_count(mechanism: Callable, data: Any, n: int, time_limit: float | None,

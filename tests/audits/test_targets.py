@@ -119,3 +119,80 @@ def test_subprocess_wrong_length_is_a_target_error():
 def test_subprocess_missing_program():
     with pytest.raises(TargetError, match="cannot start"):
         SubprocessTarget("/nonexistent/program --flag")
+
+
+# --- hostile and misbehaving targets (issue 14): process groups, drained stderr, bounded waits ----
+
+def _serve_loop(extra: str = "") -> list[str]:
+    """A protocol-speaking target: answers every request with 'never halted'."""
+    return _script("import sys, json\n" + extra + "\nfor line in sys.stdin:\n"
+                   "    req = json.loads(line)\n"
+                   "    print(json.dumps({'halt': [0] * req['n']}), flush=True)")
+
+
+def test_a_target_writing_to_stderr_on_every_request_is_not_declared_hung():
+    body = ("import sys, json\nfor line in sys.stdin:\n    req = json.loads(line)\n"
+            "    sys.stderr.write('x' * 100000 + '\\n'); sys.stderr.flush()\n"
+            "    print(json.dumps({'halt': [0] * req['n']}), flush=True)")
+    with SubprocessTarget(_script(body), timeout=10) as t:
+        for i in range(20):  # 2 MB of stderr: an undrained pipe blocks after 64 KB
+            assert t.sample([0.1], 3, seed=i).halt.tolist() == [0, 0, 0]
+
+
+def test_background_children_holding_stderr_do_not_delay_the_end(tmp_path):
+    import time
+
+    start = time.monotonic()
+    with SubprocessTarget(["sh", "-c", f"sleep 300 & exec {PY} -c \"$0\"", _serve_loop()[2]], timeout=10) as t:
+        t.sample([0.1], 2, seed=0)
+        group = t.process_group_id()
+    assert time.monotonic() - start < 8
+    from gtm_core.process_supervisor import group_members
+
+    assert group_members(group) == []
+
+
+def test_hung_target_behind_sh_is_killed_with_its_whole_tree():
+    from gtm_core.process_supervisor import group_members
+
+    t = SubprocessTarget(["sh", "-c", "sleep 301 & sleep 302"], timeout=0.5)
+    group = t.process_group_id()
+    with pytest.raises(TargetError, match="did not answer within 0.5 s"):
+        t.sample([0.1], 1, seed=0)
+    t.close()
+    assert group_members(group) == []
+
+
+def test_the_audit_deadline_bounds_a_slow_answer():
+    import time
+
+    t = SubprocessTarget(_script("import time; time.sleep(30)"), timeout=60)
+    t.set_deadline(time.monotonic() + 1.0)
+    start = time.monotonic()
+    with pytest.raises(TargetError, match="time budget"):
+        t.sample([0.1], 1, seed=0)
+    assert time.monotonic() - start < 3
+    t.close()
+
+
+def test_a_target_that_closes_stdout_but_keeps_running_fails_at_once():
+    import time
+
+    start = time.monotonic()
+    with pytest.raises(TargetError, match="closed its output"):
+        with SubprocessTarget(["sh", "-c", "exec 1>&-; sleep 30"], timeout=20) as t:
+            t.sample([0.1], 1, seed=0)
+    assert time.monotonic() - start < 5
+
+
+def test_deeply_nested_json_from_a_target_is_a_target_error():
+    body = "import sys\nsys.stdin.readline()\nprint('[' * 100000 + ']' * 100000, flush=True)\nsys.stdin.readline()"
+    with pytest.raises(TargetError, match="nests deeper"):
+        with SubprocessTarget(_script(body), timeout=20) as t:
+            t.sample([0.1], 1, seed=0)
+
+
+@pytest.mark.parametrize("timeout", [float("inf"), 1e300, 0.0, -1.0, float("nan")])
+def test_absurd_timeouts_are_refused(timeout):
+    with pytest.raises(InvalidParameter, match="timeout must be a number of seconds"):
+        SubprocessTarget(SERVE, timeout=timeout)
