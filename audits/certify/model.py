@@ -22,12 +22,18 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from gtm_core import GTMConfig
 from gtm_core.files import jsonable
 
 CERT_FORMAT = "gtm-certificate/1"
+# 2: external witnesses bound to the configuration digest and budgeted by counts (re-runnable)
+CERT_SCHEMA = 2
+BODY_KEYS = frozenset({"format", "verdict", "mode", "config", "config_sha256", "horizon", "globals", "claims",
+                       "refusals", "steps", "provenance"})
+DOCUMENT_KEYS = frozenset({"format", "sha256", "body"})
+SIGNED_DOCUMENT_KEYS = DOCUMENT_KEYS | {"signature"}
 FAILING = frozenset({"fail", "witness-unavailable"})
 CATEGORIES = ("privacy", "accuracy", "cost", "purification", "provenance")
 
@@ -157,12 +163,17 @@ class Certificate:
             "provenance": self.provenance,
         })
 
-    def document(self) -> dict:
+    def document(self, signer: Callable[[bytes], dict] | None = None) -> dict:
+        """The JSON document: body, its SHA-256 and, with ``signer`` (canonical body bytes ->
+        signature object, see :mod:`.signing`), a signature."""
         body = self.body()
-        return {"format": CERT_FORMAT, "sha256": body_digest(body), "body": body}
+        doc = {"format": CERT_FORMAT, "sha256": body_digest(body), "body": body}
+        if signer is not None:
+            doc["signature"] = signer(canonical(body).encode("utf-8"))
+        return doc
 
-    def to_json(self) -> str:
-        return json.dumps(self.document(), indent=1, sort_keys=True, allow_nan=False) + "\n"
+    def to_json(self, signer: Callable[[bytes], dict] | None = None) -> str:
+        return json.dumps(self.document(signer), indent=1, sort_keys=True, allow_nan=False) + "\n"
 
 
 def verdict_of(statuses, *, has_refusals: bool) -> str:

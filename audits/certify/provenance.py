@@ -8,6 +8,8 @@ from importlib import metadata
 
 from gtm_core import __version__
 
+from .model import CERT_SCHEMA
+
 LIBRARIES = ("numpy", "scipy", "mpmath", "python-flint", "z3-solver", "cvc5", "matplotlib", "opendp", "click")
 
 
@@ -24,6 +26,7 @@ def library_versions() -> dict:
 def provenance(seed: int, seeded: bool, timings: dict, mode: str, budgets: dict) -> dict:
     return {
         "gtm_version": __version__,
+        "certificate_schema": CERT_SCHEMA,
         "python": platform.python_version(),
         "platform": platform.platform(),
         "libraries": library_versions(),

@@ -23,8 +23,16 @@ from .refusals import fix_vanishing_threshold
 from .witnesses import DEFAULT_WITNESSES, WitnessFunction
 
 
+# Witness budgets are counts, not seconds, so that ``--verify --rerun`` reproduces the statistical and
+# search witnesses byte for byte: a budget-second buys this many audit samples / search attempts.
+AUDIT_SAMPLES_PER_SECOND = 1_000_000
+SEARCH_ATTEMPTS_PER_SECOND = 25
+SEARCH_TIME_CAP_FACTOR = 4.0  # CPU-time safety cap of the search, in multiples of its budget
+
+
 def budgets_for(quick: bool, seconds: float | None) -> dict:
-    """Time budgets of the statistical and search witnesses."""
+    """Budgets of the statistical and search witnesses: seconds (nominal), and the sample and attempt
+    counts derived from them (what the witnesses really run on)."""
     if seconds is not None:
         if not (isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds > 0):
             raise ConfigError(f"seconds must be > 0, got {seconds!r}")
@@ -32,8 +40,12 @@ def budgets_for(quick: bool, seconds: float | None) -> dict:
     else:
         total = 30.0 if quick else 400.0
     # the exact search's budget is CPU time (wall time grows on a loaded machine): keep its share small
-    return {"audit": round(total * 0.55, 3), "exact_search": round(total * 0.2, 3),
-            "exact_threshold": round(total * 0.25, 3)}
+    budgets = {"audit": round(total * 0.55, 3), "exact_search": round(total * 0.2, 3),
+               "exact_threshold": round(total * 0.25, 3)}
+    budgets["audit_samples"] = max(40_000, int(budgets["audit"] * AUDIT_SAMPLES_PER_SECOND))
+    budgets["search_attempts"] = max(20, int(budgets["exact_search"] * SEARCH_ATTEMPTS_PER_SECOND))
+    budgets["search_time_cap"] = round(budgets["exact_search"] * SEARCH_TIME_CAP_FACTOR, 3)
+    return budgets
 
 
 def certify(config: GTMConfig, *, horizon: int | None = None, quick: bool = False, seconds: float | None = None,
@@ -101,9 +113,10 @@ def external_claims(ctx: WitnessContext, witnesses: Mapping[str, WitnessFunction
     for spec in EXTERNAL:
         fn = witnesses.get(spec.id)
         if fn is None:
-            out.append(Claim(spec.id, spec.category, "No witness was supplied for this claim.", {},
-                             Witness(spec.kind, {"unavailable": "no witness supplied (certify(witnesses=...))"}),
-                             "witness-unavailable"))
+            out.append(bind_to_config(
+                Claim(spec.id, spec.category, "No witness was supplied for this claim.", {},
+                      Witness(spec.kind, {"unavailable": "no witness supplied (certify(witnesses=...))"}),
+                      "witness-unavailable"), ctx.plan.config.digest()))
             continue
         ctx.progress.stage(spec.stage, spec.message.format(**ctx.budgets))
         try:
@@ -113,5 +126,12 @@ def external_claims(ctx: WitnessContext, witnesses: Mapping[str, WitnessFunction
             print(f"certify: witness of {spec.id} crashed: {error}", file=sys.stderr, flush=True)
             claim = Claim(spec.id, spec.category, f"The witness of {spec.id} crashed; the claim is not established.",
                           {"error": error}, Witness(spec.kind, {"error": error}), "fail")
-        out.append(claim)
+        out.append(bind_to_config(claim, ctx.plan.config.digest()))
     return out
+
+
+def bind_to_config(claim: Claim, config_sha256: str) -> Claim:
+    """The claim with the configuration digest among its values: a witness pasted from another
+    configuration's certificate no longer fits (``--verify`` checks every binding)."""
+    return Claim(claim.id, claim.category, claim.statement, {**claim.values, "config_sha256": config_sha256},
+                 claim.witness, claim.status)

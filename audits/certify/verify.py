@@ -1,25 +1,53 @@
-"""``gtm certify --verify``: the digest, then every planner number and deterministic claim re-derived
-from the embedded configuration, so an edited number is detected even when the digest was recomputed."""
+"""``gtm certify --verify``: what a verification establishes, in order.
+
+1. **Shape**: the document has exactly the keys of this format (a ``signature`` is optional), the body
+   exactly its keys, the claims are objects with unique ids, and the set of claim ids is exactly
+   the set this version produces for the embedded configuration (none missing, none extra).
+2. **Signature** (with ``public_key``): an Ed25519 signature by *that* key over the canonical body
+   (:mod:`.signing`). Without a signature, or without a key to check it against, the result is at
+   best ``unsigned``: anyone can recompute the SHA-256 of an edited body, so the digest only
+   detects accidents, not forgery.
+3. **Re-derivation**: every planner number, every deterministic claim and the refusals are
+   re-derived from the embedded configuration and compared.
+4. **Binding and consistency**: every external witness carries the configuration's digest, and its
+   status follows from its own numbers.
+5. **Re-run** (``rerun=True``): the statistical audit and the exact search are run again with their
+   recorded seeds and budgets (sample and attempt counts) and must reproduce their claims byte for
+   byte apart from timings; the lemma checks, plan identities and exact thresholds are re-run too.
+
+Statuses: ``valid`` (signed by the given key and everything checks), ``unsigned`` (everything checks
+but integrity is not established), ``tampered``, ``mismatched`` (made by another gtm version, schema
+or platform: numbers cannot be compared).
+"""
 
 from __future__ import annotations
 
-import json
 import platform
 from dataclasses import dataclass
 
 from gtm_core import GTMConfig, __version__
 from gtm_core.errors import CertificateUnreadable, GTMError, UnsupportedConfiguration
 from gtm_core.files import jsonable
+from gtm_core.inputs import parse_json, read_text_file
 
 from .derive import derive
-from .model import CERT_FORMAT, EXTERNAL_CLAIMS, body_digest, verdict_of
+from .model import (BODY_KEYS, CERT_FORMAT, CERT_SCHEMA, EXTERNAL_CLAIMS, SIGNED_DOCUMENT_KEYS, body_digest,
+                    canonical, verdict_of)
+from .model import WitnessContext
 from .progress import Progress
 from .provenance import library_versions
+from .run import external_claims
+from .signing import signature_problem
+from .witnesses import DEFAULT_WITNESSES
+
+MAX_CERTIFICATE_BYTES = 256 * 1024 * 1024
+# claim values that measure time, not results: ignored when a re-run is compared
+TIMING_FIELDS = frozenset({"seconds", "cached"})
 
 
 @dataclass
 class Verification:
-    status: str  # "valid" | "tampered" | "mismatched"
+    status: str  # "valid" | "unsigned" | "tampered" | "mismatched"
     problems: list[str]
 
     @property
@@ -28,15 +56,9 @@ class Verification:
 
 
 def load_document(path) -> dict:
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except OSError as exc:
-        raise CertificateUnreadable(f"cannot read certificate {str(path)!r}: {exc.strerror}") from None
-    try:
-        doc = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CertificateUnreadable(f"certificate {str(path)!r} is not JSON: {exc}") from None
+    """Read a certificate file (bounded; FIFOs and devices refused) and check it is one."""
+    text = read_text_file(path, what="certificate", max_bytes=MAX_CERTIFICATE_BYTES, error=CertificateUnreadable)
+    doc = parse_json(text, what=f"certificate {str(path)!r}", error=CertificateUnreadable)
     if not isinstance(doc, dict) or doc.get("format") != CERT_FORMAT or not isinstance(doc.get("body"), dict) \
             or not isinstance(doc.get("sha256"), str):
         raise CertificateUnreadable(f"{str(path)!r} is not a {CERT_FORMAT} document")
@@ -44,6 +66,31 @@ def load_document(path) -> dict:
         if key not in doc["body"]:
             raise CertificateUnreadable(f"certificate body lacks {key!r}")
     return doc
+
+
+def shape_problems(doc: dict) -> list[str]:
+    """Exact keys of the document and body; claims are objects with unique string ids."""
+    problems = []
+    extra = set(doc) - SIGNED_DOCUMENT_KEYS
+    if extra:
+        problems.append(f"document has fields this format does not have: {sorted(extra)}")
+    body = doc["body"]
+    if set(body) != BODY_KEYS:
+        problems.append(f"body fields differ from the format: extra {sorted(set(body) - BODY_KEYS)}, "
+                        f"missing {sorted(BODY_KEYS - set(body))}")
+    claims = body.get("claims")
+    if not isinstance(claims, list) or not all(isinstance(c, dict) for c in claims):
+        problems.append("claims is not a list of objects")
+        return problems
+    ids = [c.get("id") for c in claims]
+    if not all(isinstance(i, str) for i in ids):
+        problems.append("a claim has no string id")
+    dupes = sorted({i for i in ids if isinstance(i, str) and ids.count(i) > 1})
+    if dupes:
+        problems.append(f"duplicate claims: {dupes}")
+    if not isinstance(body.get("provenance"), dict):
+        problems.append("provenance is not an object")
+    return problems
 
 
 def _diff(path: str, stored, derived, problems: list[str], limit: int = 20) -> None:
@@ -65,13 +112,32 @@ def _diff(path: str, stored, derived, problems: list[str], limit: int = 20) -> N
         problems.append(f"{path}: certificate has {stored!r}, re-derived {derived!r}")
 
 
-def verify_document(doc: dict, progress: bool = False) -> Verification:
-    """Digest check, then re-derive every planner number and deterministic claim from the embedded config."""
+def verify_document(doc: dict, progress: bool = False, *, public_key=None, rerun: bool = False,
+                    witnesses=None) -> Verification:
+    """Verify a certificate document (see the module docstring for what each step establishes).
+
+    ``public_key``: the Ed25519 public key the certificate must be signed by (None: signature not
+    checked, the best status is ``unsigned``). ``rerun``: re-run the external witnesses with their
+    recorded seeds and budgets (``witnesses``: the mapping to re-run, default the certificate's own).
+    """
     body = doc["body"]
-    problems: list[str] = []
-    if body_digest(body) != doc["sha256"]:
-        problems.append("sha256 digest of the body does not match: the certificate was edited")
+    problems = shape_problems(doc)
+    if problems:
         return Verification("tampered", problems)
+    if body_digest(body) != doc["sha256"]:
+        return Verification("tampered", ["sha256 digest of the body does not match: the certificate was edited"])
+    signed = False
+    if public_key is not None:
+        if "signature" not in doc:
+            return Verification("unsigned", ["the certificate carries no signature: integrity not established"])
+        why = signature_problem(canonical(body).encode("utf-8"), doc["signature"], public_key)
+        if why is not None:
+            return Verification("tampered", [f"signature: {why}"])
+        signed = True
+    if body["provenance"].get("certificate_schema") != CERT_SCHEMA:
+        return Verification("mismatched", [
+            f"certificate schema {body['provenance'].get('certificate_schema', 1)!r}, this gtm verifies schema "
+            f"{CERT_SCHEMA} (witnesses bound to the configuration and re-runnable): re-certify with this version"])
     try:
         config = GTMConfig.from_dict(body["config"])
     except GTMError as exc:
@@ -87,7 +153,7 @@ def verify_document(doc: dict, progress: bool = False) -> Verification:
     except UnsupportedConfiguration:
         if body["steps"]:
             return Verification("tampered", ["the embedded configuration cannot be planned, yet steps are listed"])
-        return Verification("valid", [])
+        return Verification("valid" if signed else "unsigned", [])
     _diff("steps", body["steps"], d.steps, problems)
     _diff("globals", body["globals"], d.globals, problems)
     stored_claims = {c.get("id"): c for c in body["claims"] if isinstance(c, dict)}
@@ -97,18 +163,26 @@ def verify_document(doc: dict, progress: bool = False) -> Verification:
             problems.append(f"claim {c.id} is missing")
             continue
         _diff(f"claims[{c.id}]", s, jsonable(c.to_dict()), problems)
-    derived_ids = {c.id for c in d.claims} | EXTERNAL_CLAIMS | {"provenance"}
+    external = EXTERNAL_CLAIMS if not d.refusals else frozenset()
+    derived_ids = {c.id for c in d.claims} | external | {"provenance"}
     for cid in stored_claims:
         if cid not in derived_ids:
             problems.append(f"claim {cid} is not one this version produces")
+    for cid in sorted(external | {"provenance"}):
+        if cid not in stored_claims:
+            problems.append(f"claim {cid} is missing")
+        elif (stored_claims[cid].get("values") or {}).get("config_sha256") != body["config_sha256"]:
+            problems.append(f"claim {cid} is not bound to this configuration (config_sha256 differs or is absent)")
     _diff("refusals", body["refusals"], jsonable([r.to_dict() for r in d.refusals]), problems)
     numeric = bool(problems)
     problems += consistency_problems(body)
     verdict = _verdict_of(body)
     if verdict != body["verdict"]:
         problems.append(f"verdict {body['verdict']!r} does not follow from the claims ({verdict!r})")
+    if not problems and rerun:
+        problems += rerun_problems(body, config, d, progress, witnesses)
     if not problems:
-        return Verification("valid", [])
+        return Verification("valid" if signed else "unsigned", [])
     # Re-derived float64 numbers can differ in the last bits across platforms or library builds
     # (libm, numpy, scipy). The digest matched, so if only re-derived numbers differ and the
     # certificate was made elsewhere, say so instead of calling it tampered.
@@ -149,4 +223,31 @@ def consistency_problems(body: dict) -> list[str]:
                 problems.append("privacy.lemma-checks passes with a lemma that is not proved")
         except (KeyError, TypeError, ValueError):
             problems.append(f"claim {c.get('id')} has malformed values")
+    return problems
+
+
+def without_timings(value):
+    """``value`` with every timing field (:data:`TIMING_FIELDS`) removed, recursively."""
+    if isinstance(value, dict):
+        return {k: without_timings(v) for k, v in value.items() if k not in TIMING_FIELDS}
+    if isinstance(value, list):
+        return [without_timings(v) for v in value]
+    return value
+
+
+def rerun_problems(body: dict, config: GTMConfig, d, progress: bool, witnesses=None) -> list[str]:
+    """Re-run every external witness with the recorded seed and budgets; compare apart from timings."""
+    prov = body["provenance"]
+    try:
+        seed, budgets, quick = int(prov["seed"]), dict(prov["budgets_seconds"]), prov["mode"] == "quick"
+    except (KeyError, TypeError, ValueError):
+        return ["provenance lacks the seed or budgets needed to re-run the witnesses"]
+    ctx = WitnessContext(plan=d.plan, rows=d.steps, quick=quick, budgets=budgets, seed=seed,
+                         progress=Progress(progress))
+    stored = {c["id"]: c for c in body["claims"]}
+    problems = []
+    for claim in external_claims(ctx, DEFAULT_WITNESSES if witnesses is None else witnesses):
+        again = without_timings(jsonable(claim.to_dict()))
+        if again != without_timings(stored[claim.id]):
+            problems.append(f"claim {claim.id} does not reproduce when re-run with its recorded seed and budget")
     return problems

@@ -145,16 +145,18 @@ def chernoff_identity(claim, parameterization: str = "exact") -> bool:
 # ---------------------------------------------------------------------------
 
 
-def exact_search_claim(plan, *, seconds: float, seed: int, quick: bool = True) -> Claim:
+def exact_search_claim(plan, *, max_attempts: int, time_cap: float, seed: int, quick: bool = True) -> Claim:
     cid = "privacy.exact-worst-case"
     statement = ("The exact engine's worst-case search over neighbouring Bernoulli streams finds no transcript "
                  "whose exact privacy loss exceeds its claimed bound (Lemma 17 (6)-(7)).")
     horizon = min(3 if quick else 5, plan.horizon)
-    res = exact.worst_case_search(plan, horizon=horizon, seconds=seconds, seed=seed % (2**32))
+    res = exact.worst_case_search(plan, horizon=horizon, seconds=time_cap, seed=seed % (2**32),
+                                  max_attempts=max_attempts)
     found, error, claimed = float(res.loss), float(res.loss_error), float(res.claimed)
     values = {"loss_found": found, "loss_error": error, "loss_claimed": claimed,
               "ratio": found / claimed if claimed else None, "search_horizon": horizon,
-              "evaluations": res.evaluations, "seconds": res.seconds,
+              "evaluations": res.evaluations, "attempts": res.attempts, "max_attempts": max_attempts,
+              "complete": res.complete, "seconds": res.seconds,
               "witness": {"p": list(res.p), "p_prime": list(res.p_prime), "transcript": res.transcript,
                           "t": res.t}}
     exceeds = found - error > claimed
@@ -192,19 +194,20 @@ def exact_threshold_claim(plan, rows, *, seconds: float) -> Claim:
 # ---------------------------------------------------------------------------
 
 
-def audit_claim(plan, *, seconds: float, seed: int, confidence: float = 0.95) -> Claim:
+def audit_claim(plan, *, max_samples: int, seed: int, confidence: float = 0.95) -> Claim:
     cid = "privacy.audit"
     statement = ("A statistical audit of the reference GTM under this configuration finds no privacy violation: "
                  f"the {confidence:g}-confidence lower bound on the privacy loss stays at or below the claim.")
     target = targets.SimulatorTarget(plan)
     claimed, eps_t = auditor.audit_parameters(plan.config)
-    res = auditor.audit(target, epsilon=claimed, eps_t=eps_t, seconds=seconds, seed=seed % (2**32),
-                        confidence=confidence, progress=False)
+    res = auditor.audit(target, epsilon=claimed, eps_t=eps_t, seconds=None, max_samples=max_samples,
+                        seed=seed % (2**32), confidence=confidence, progress=False)
     d = res.to_dict()
     lb = float(d["epsilon_lower_bound"])
     verdict = d["verdict"]
     values = {"verdict": verdict, "epsilon_claimed": claimed, "epsilon_lower_bound": lb,
-              "confidence": d["confidence"], "samples": d["samples"], "seconds": d["seconds"]}
+              "confidence": d["confidence"], "samples": d["samples"], "max_samples": max_samples,
+              "seconds": d["seconds"]}
     if d["per_event"]:
         values["events"] = d["per_event"]
     values["witness"] = d["witness"]
@@ -223,9 +226,10 @@ WitnessFunction = Callable[[WitnessContext], Claim]
 DEFAULT_WITNESSES: Mapping[str, WitnessFunction] = {
     "privacy.lemma-checks": lambda ctx: lemma_checks_claim(ctx.plan, quick=ctx.quick),
     "privacy.plan-identities": lambda ctx: plan_identities_claim(ctx.plan, ctx.rows, progress=ctx.progress),
-    "privacy.exact-worst-case": lambda ctx: exact_search_claim(ctx.plan, seconds=ctx.budgets["exact_search"],
-                                                               seed=ctx.seed, quick=ctx.quick),
+    "privacy.exact-worst-case": lambda ctx: exact_search_claim(
+        ctx.plan, max_attempts=ctx.budgets["search_attempts"], time_cap=ctx.budgets["search_time_cap"],
+        seed=ctx.seed, quick=ctx.quick),
     "accuracy.exact-threshold": lambda ctx: exact_threshold_claim(ctx.plan, ctx.rows,
                                                                   seconds=ctx.budgets["exact_threshold"]),
-    "privacy.audit": lambda ctx: audit_claim(ctx.plan, seconds=ctx.budgets["audit"], seed=ctx.seed),
+    "privacy.audit": lambda ctx: audit_claim(ctx.plan, max_samples=ctx.budgets["audit_samples"], seed=ctx.seed),
 }

@@ -1,8 +1,10 @@
-"""`gtm certify CONFIG [--horizon T] [--quick] [--json PATH] [--report PATH] [--seed N] [--seconds S]`
-and `gtm certify --verify CERT.json`.
+"""`gtm certify CONFIG [--horizon T] [--quick] [--json PATH] [--report PATH] [--seed N] [--seconds S]
+[--sign KEY]`, `gtm certify --verify CERT.json [--public-key PUB] [--rerun] [--allow-unsigned]` and
+`gtm certify --generate-key KEY` (writes KEY and KEY.pub).
 
-Exit codes: 0 certified / certificate valid; 1 refused, incomplete (a witness unavailable) or
-tampered / mismatched certificate; 2 bad usage or unreadable input.
+Exit codes: 0 certified / certificate valid (signed by the given key); 1 refused, incomplete (a
+witness unavailable), tampered, mismatched or unsigned certificate (unsigned exits 0 only with
+--allow-unsigned, and says so); 2 bad usage or unreadable input.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from gtm_core import GTMConfig
 from gtm_core.files import write_atomic
 
 from ..certify import Certificate, certify, load_document, verify_document
+from ..certify.signing import generate_keypair, load_private_key, load_public_key, sign
 from .common import EXIT_CHECK_FAILED, EXIT_OK, UsageFailure, check_writable, guard
 
 _REPORT_SUFFIXES = {".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html"}
@@ -69,27 +72,60 @@ def _report_kind(path: str) -> str:
 @click.option("--seed", type=int, default=None, help="seed for the audit and search (reported: not for deployment)")
 @click.option("--seconds", type=float, default=None, help="time budget of the search and audit witnesses")
 @click.option("--verify", "verify_path", default=None, metavar="CERT.json",
-              help="verify a certificate: digest and every re-derivable number")
+              help="verify a certificate: signature, shape, every re-derivable number and witness binding")
+@click.option("--public-key", "public_key_path", default=None, metavar="PUB",
+              help="with --verify: the Ed25519 public key (PEM) the certificate must be signed by")
+@click.option("--rerun", is_flag=True,
+              help="with --verify: re-run the audit, search and proof witnesses with their recorded seeds and budgets")
+@click.option("--allow-unsigned", is_flag=True,
+              help="with --verify: exit 0 for a certificate that checks but is unsigned (integrity not established)")
+@click.option("--sign", "sign_path", default=None, metavar="KEY",
+              help="sign the certificate with this Ed25519 private key (PEM, mode 0600)")
+@click.option("--generate-key", "generate_path", default=None, metavar="KEY",
+              help="write a new Ed25519 key pair: KEY (private, 0600) and KEY.pub (public), then exit")
 @click.option("--no-progress", is_flag=True, help="no progress messages on stderr")
 @guard
-def command(config_path, horizon, quick, json_path, report_paths, seed, seconds, verify_path, no_progress):
+def command(config_path, horizon, quick, json_path, report_paths, seed, seconds, verify_path, public_key_path,
+            rerun, allow_unsigned, sign_path, generate_path, no_progress):
     """Certificate for a configuration: every privacy, accuracy, cost and purification claim with its witness."""
+    if generate_path is not None:
+        if any(v for v in (config_path, verify_path, json_path, report_paths, sign_path, public_key_path, rerun,
+                           allow_unsigned, horizon, quick, seed, seconds)):
+            raise UsageFailure("--generate-key takes no other options")
+        private, public = generate_keypair(generate_path)
+        click.echo(f"wrote private key {str(private)} (keep it secret, mode 0600) and public key {str(public)}")
+        raise click.exceptions.Exit(EXIT_OK)
     if verify_path is not None:
         if config_path is not None:
             raise UsageFailure("--verify takes a certificate, not a configuration")
-        if json_path or report_paths or horizon or quick or seed is not None or seconds is not None:
-            raise UsageFailure("--verify takes no other options (except --no-progress)")
+        if json_path or report_paths or horizon or quick or seed is not None or seconds is not None or sign_path:
+            raise UsageFailure("--verify takes only --public-key, --rerun, --allow-unsigned and --no-progress")
+        key = load_public_key(public_key_path) if public_key_path is not None else None
         doc = load_document(verify_path)
-        result = verify_document(doc, progress=not no_progress)
+        result = verify_document(doc, progress=not no_progress, public_key=key, rerun=rerun)
+        body = doc["body"]
+        reran = "; the audit, search and proof witnesses reproduce when re-run" if rerun else ""
         if result.valid:
-            body = doc["body"]
-            click.echo(f"valid: sha256 {doc['sha256'][:16]} matches and every planner number and deterministic "
-                       f"claim re-derives ({len(body['steps'])} steps, verdict {body['verdict']})")
+            click.echo(f"valid: signed by key {doc['signature']['key_id'][:16]}; every planner number and "
+                       f"deterministic claim re-derives, every witness is bound to the configuration{reran} "
+                       f"({len(body['steps'])} steps, verdict {body['verdict']})")
             raise click.exceptions.Exit(EXIT_OK)
+        if result.status == "unsigned":
+            why = result.problems[0] if result.problems else (
+                "no --public-key given" if "signature" in doc else "the certificate carries no signature")
+            click.echo(f"unsigned: integrity not established ({why}); the contents are consistent: every planner "
+                       f"number and deterministic claim re-derives{reran} ({len(body['steps'])} steps, "
+                       f"verdict {body['verdict']})")
+            if allow_unsigned:
+                click.echo("accepted because of --allow-unsigned: anyone could have written this certificate")
+                raise click.exceptions.Exit(EXIT_OK)
+            raise click.exceptions.Exit(EXIT_CHECK_FAILED)
         click.echo(f"{result.status}: the certificate does not match its contents", err=False)
         for p in result.problems:
             click.echo(f"  {p}")
         raise click.exceptions.Exit(EXIT_CHECK_FAILED)
+    if public_key_path is not None or rerun or allow_unsigned:
+        raise UsageFailure("--public-key, --rerun and --allow-unsigned go with --verify")
     if config_path is None:
         raise UsageFailure("missing CONFIG (or --verify CERT.json)")
     if horizon is not None and horizon < 1:
@@ -98,10 +134,14 @@ def command(config_path, horizon, quick, json_path, report_paths, seed, seconds,
         raise UsageFailure(f"--seconds must be > 0, got {seconds}")
     out = check_writable(json_path)
     reports = [(check_writable(p, "--report"), _report_kind(p)) for p in report_paths]
+    signer = None
+    if sign_path is not None:
+        private_key = load_private_key(sign_path)
+        signer = lambda raw: sign(raw, private_key)  # noqa: E731
     config = GTMConfig.load(config_path)
     cert = certify(config, horizon=horizon, quick=quick, seconds=seconds, seed=seed, progress=not no_progress)
     if out is not None:
-        write_atomic(out, cert.to_json())
+        write_atomic(out, cert.to_json(signer))
     if reports:
         from ..certify.report import render_html, render_markdown
 

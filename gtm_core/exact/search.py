@@ -100,6 +100,8 @@ class SearchResult:
     evaluations: int
     seconds: float
     seed: int
+    attempts: int = 0  # candidate pairs tried (the unit of ``max_attempts``)
+    complete: bool = True  # False if the time cap stopped an attempt-budgeted search early
 
     @property
     def exceeds_claim(self) -> bool:
@@ -204,6 +206,7 @@ def worst_case_search(
     final_dps: int = 20,
     objective: str | None = None,
     progress=None,
+    max_attempts: int | None = None,
 ) -> SearchResult:
     """Maximise the exact loss |ln(P/P')| minus its target over neighbouring streams of length <= horizon.
 
@@ -212,6 +215,10 @@ def worst_case_search(
     ``plan.claimed_loss(t, halted)`` (Lemma 17 (6)-(7), or Theorem 23's ex-post loss).
     Deterministic for a given ``seed`` (up to the time budget). ``progress`` is an optional
     callable receiving (evaluations, best_loss) after each improvement.
+
+    ``max_attempts``: budget the search by candidate pairs tried instead of CPU time; the result
+    then depends only on ``seed`` and ``max_attempts`` (re-runnable byte for byte), and
+    ``seconds`` is only a safety cap (``complete`` is False if it stopped the search).
     """
     if objective is None:
         objective = "epsilon" if getattr(plan, "epsilon", None) is not None else "claimed"
@@ -226,8 +233,23 @@ def worst_case_search(
         raise InvalidParameter(f"horizon={horizon} exceeds the plan's horizon={plan_h}")
     if not (isinstance(seconds, (int, float)) and seconds > 0):
         raise InvalidParameter(f"seconds must be positive, got {seconds!r}")
+    if max_attempts is not None and (isinstance(max_attempts, bool) or not isinstance(max_attempts, int)
+                                     or max_attempts < 1):
+        raise InvalidParameter(f"max_attempts must be a positive integer, got {max_attempts!r}")
     rng = np.random.default_rng(seed)
     start = time.process_time()
+    attempts = 0
+    capped = False
+
+    def spent(share: float) -> bool:
+        """Has the phase ending at ``share`` of the budget used it up?"""
+        nonlocal capped
+        if max_attempts is None:
+            return time.process_time() - start > seconds * share
+        if time.process_time() - start > seconds:
+            capped = True
+            return True
+        return attempts >= max_attempts * share
     eps = [float(plan.step(t).eps_t) for t in range(1, horizon + 1)]
     evals = 0
     best = None  # (score, u, v, loss, kind, t, claimed)
@@ -243,7 +265,8 @@ def worst_case_search(
         return (loss - claimed, loss, kind, t, claimed)
 
     def consider(u, v):
-        nonlocal best
+        nonlocal best, attempts
+        attempts += 1
         r = score(u, v)
         if r is None:
             return False
@@ -257,17 +280,17 @@ def worst_case_search(
     starts = _structured_starts(plan, horizon)
     for u, v in starts:
         consider(u, v)
-        if time.process_time() - start > seconds * 0.4:
+        if spent(0.4):
             break
     # random starts
-    while time.process_time() - start < seconds * 0.55:
+    while not spent(0.55):
         L = int(rng.integers(1, horizon + 1))
         u = rng.normal(0.0, 4.0, size=L)
         v = rng.choice([-1.0, 1.0], size=L) * rng.uniform(0.5, 1.0, size=L)
         consider(u, v)
     # local refinement of the incumbent with shrinking steps
     step = 1.0
-    while best is not None and time.process_time() - start < seconds:
+    while best is not None and not spent(1.0):
         _, u0, v0, *_ = best
         u = u0 + rng.normal(0.0, step, size=u0.shape)
         v = np.clip(v0 + rng.normal(0.0, step / 2, size=v0.shape), -1, 1)
@@ -307,4 +330,6 @@ def worst_case_search(
         evaluations=evals,
         seconds=time.process_time() - start,
         seed=seed,
+        attempts=attempts,
+        complete=not capped,
     )

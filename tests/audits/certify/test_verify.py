@@ -15,7 +15,7 @@ def test_document_round_trips_and_verifies(document, tmp_path):
     path.write_text(json.dumps(document))
     doc = load_document(path)
     assert doc["sha256"] == body_digest(doc["body"])
-    assert verify_document(doc).status == "valid"
+    assert verify_document(doc).status == "unsigned"  # consistent, but nobody vouches for it
 
 
 def _tamper(document, edit):

@@ -135,12 +135,12 @@ def test_plan_identities(plan, fake):
 def test_exact_search_and_audit_verdicts(plan, fake):
     def found(loss):
         return types.SimpleNamespace(loss=loss, loss_error=0.0, claimed=1.0, evaluations=3, seconds=0.1,
-                                     p=(0.1,), p_prime=(0.11,), transcript="halt", t=1)
+                                     p=(0.1,), p_prime=(0.11,), transcript="halt", t=1, attempts=3, complete=True)
 
     fake("gtm_core.exact", worst_case_search=lambda p, **kw: found(0.97))
-    assert W.exact_search_claim(plan, seconds=1, seed=1).status == "pass"
+    assert W.exact_search_claim(plan, max_attempts=20, time_cap=4, seed=1).status == "pass"
     fake("gtm_core.exact", worst_case_search=lambda p, **kw: found(1.2))
-    assert W.exact_search_claim(plan, seconds=1, seed=1).status == "fail"
+    assert W.exact_search_claim(plan, max_attempts=20, time_cap=4, seed=1).status == "fail"
 
     def audit(target, **kw):
         lb = kw["epsilon"] * 0.9 if ok else kw["epsilon"] * 1.3
@@ -154,10 +154,10 @@ def test_exact_search_and_audit_verdicts(plan, fake):
     fake("audits.auditor", audit=audit, audit_parameters=audit_parameters)
     fake("audits.targets", SimulatorTarget=lambda p: object())
     ok = True
-    c = W.audit_claim(plan, seconds=1, seed=1)
+    c = W.audit_claim(plan, max_samples=40_000, seed=1)
     assert c.status == "pass" and c.values["events"][0]["event"] == "halt=1"
     ok = False
-    assert W.audit_claim(plan, seconds=1, seed=1).status == "fail"
+    assert W.audit_claim(plan, max_samples=40_000, seed=1).status == "fail"
 
 
 def test_consistency_of_digest_protected_witnesses():

@@ -58,9 +58,25 @@ def test_certify_writes_json_and_reports(cert_files):
     assert cert_files["md"].read_text().startswith("# GTM certificate")
 
 
-def test_verify_valid_and_tampered(cert_files, tmp_path, capsys):
+def test_verify_unsigned_signed_and_tampered(cert_files, tmp_path, capsys):
     code, out, _ = run(["certify", "--verify", str(cert_files["json"]), "--no-progress"], capsys)
-    assert code == 0 and out.startswith("valid")
+    assert code == 1 and out.startswith("unsigned: integrity not established")
+    code, out, _ = run(["certify", "--verify", str(cert_files["json"]), "--no-progress", "--allow-unsigned"], capsys)
+    assert code == 0 and out.startswith("unsigned: integrity not established") and "--allow-unsigned" in out
+    # sign: generate a key pair, certify with --sign, verify with the public key
+    key = tmp_path / "signing.key"
+    code, out, _ = run(["certify", "--generate-key", str(key)], capsys)
+    assert code == 0 and (key.stat().st_mode & 0o777) == 0o600 and (tmp_path / "signing.key.pub").exists()
+    code, _, err = run(["certify", "--generate-key", str(key)], capsys)
+    assert code == 2 and "already exists" in err
+    signed = tmp_path / "signed.json"
+    with pytest.raises(SystemExit):
+        main(["certify", "examples/default.toml", "--horizon", "5", "--quick", "--seconds", "1", "--seed", "5",
+              "--no-progress", "--json", str(signed), "--sign", str(key)])
+    capsys.readouterr()
+    code, out, _ = run(["certify", "--verify", str(signed), "--public-key", str(tmp_path / "signing.key.pub"),
+                        "--no-progress"], capsys)
+    assert code == 0 and out.startswith("valid: signed by key")
     doc = json.loads(cert_files["json"].read_text())
     doc["body"]["steps"][3]["Lambda"] *= 1.5  # edit a certified number...
     doc["sha256"] = body_digest(doc["body"])  # ...and even recompute the digest

@@ -73,10 +73,14 @@ def _old_certificate(tmp_path) -> Path:
     return path
 
 
-def test_pre_layout_certificate_still_verifies(tmp_path):
+def test_pre_layout_certificate_is_recognised_as_an_earlier_schema(tmp_path):
+    """It verified unchanged after the layout move (issue 12). Issue 14 then bound the witnesses to
+    the configuration and made them re-runnable (certificate schema 2), so a schema-1 certificate
+    can no longer be *established*: it is reported as made by an earlier gtm (exit 1), not as
+    valid and not as tampered."""
     res = _gtm("certify", "--verify", str(_old_certificate(tmp_path)), "--no-progress")
-    assert res.returncode == 0, res.stdout + res.stderr
-    assert res.stdout.startswith("valid: sha256")
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert res.stdout.startswith("mismatched") and "re-certify" in res.stdout
 
 
 def test_pre_layout_certificate_edit_is_detected(tmp_path):
