@@ -27,13 +27,13 @@ import hashlib
 import json
 import math
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
 import tomli_w
 
+from .inputs import parse_json, parse_toml, read_text_file
 from .errors import ConfigError, InvalidParameter
 from .validation import (
     check_gamma,
@@ -244,37 +244,20 @@ class GTMConfig:
 
     @classmethod
     def from_toml(cls, text: str, *, source: str | None = None) -> "GTMConfig":
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"not valid TOML ({source or 'text'}): {exc}") from None
+        data = parse_toml(text, what=source or "text", error=ConfigError)
         return cls.from_dict(data, source=source)
 
     @classmethod
     def load(cls, path: str | Path) -> "GTMConfig":
-        """Read a TOML (``.toml``) or JSON (``.json``) configuration file."""
-        if not isinstance(path, (str, os.PathLike)) or str(path) == "" or "\x00" in str(path):
-            raise ConfigError(f"configuration path must be a non-empty file path, got {path!r}")
+        """Read a TOML (``.toml``) or JSON (``.json``) configuration file.
+
+        The file must be a regular file (a FIFO or device is refused without blocking), at most
+        16 MiB, UTF-8, and nest at most 64 levels (:mod:`gtm_core.inputs`).
+        """
+        text = read_text_file(path, what="configuration", max_bytes=16 * 1024 * 1024, error=ConfigError)
         p = Path(path)
-        try:
-            raw = p.read_bytes()
-        except FileNotFoundError:
-            raise ConfigError(f"configuration file not found: {str(p)!r}") from None
-        except IsADirectoryError:
-            raise ConfigError(f"configuration path is a directory: {str(p)!r}") from None
-        except PermissionError:
-            raise ConfigError(f"configuration file not readable: {str(p)!r}") from None
-        except OSError as exc:
-            raise ConfigError(f"cannot read configuration {str(p)!r}: {exc.strerror}") from None
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise ConfigError(f"configuration {str(p)!r} is not UTF-8 text") from None
         if p.suffix.lower() == ".json":
-            try:
-                data = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise ConfigError(f"not valid JSON ({str(p)!r}): {exc}") from None
+            data = parse_json(text, what=repr(str(p)), error=ConfigError)
             return cls.from_dict(data, source=str(p))
         return cls.from_toml(text, source=str(p))
 

@@ -120,7 +120,7 @@ def parse_json(text: str | bytes, *, what: str = "input", error: type[GTMError] 
     try:
         return json.loads(text, parse_constant=reject_constant)
     except (json.JSONDecodeError, ValueError, RecursionError) as exc:
-        raise error(f"{what} is not valid JSON: {str(exc)[:160]}") from None
+        raise error(f"not valid JSON ({what}): {str(exc)[:160]}") from None
 
 
 def parse_toml(text: str, *, what: str = "input", error: type[GTMError] = InvalidParameter,
@@ -131,4 +131,4 @@ def parse_toml(text: str, *, what: str = "input", error: type[GTMError] = Invali
     try:
         return tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError, ValueError) as exc:
-        raise error(f"{what} is not valid TOML: {str(exc)[:160]}") from None
+        raise error(f"not valid TOML ({what}): {str(exc)[:160]}") from None
