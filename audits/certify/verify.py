@@ -65,6 +65,10 @@ def load_document(path) -> dict:
     for key in ("config", "config_sha256", "claims", "steps", "globals", "refusals", "verdict", "provenance"):
         if key not in doc["body"]:
             raise CertificateUnreadable(f"certificate body lacks {key!r}")
+    for key, typ in (("claims", list), ("steps", list), ("refusals", list), ("globals", dict), ("config", dict),
+                     ("provenance", dict)):
+        if not isinstance(doc["body"][key], typ):
+            raise CertificateUnreadable(f"certificate body field {key!r} is not a JSON {typ.__name__}")
     return doc
 
 

@@ -53,8 +53,8 @@ def command(target_cmd, epsilon, eps_t, config_path, seconds, seed, confidence, 
         for name, value in (("--epsilon", epsilon), ("--eps-t", eps_t)):
             if value is None:
                 raise click.UsageError(f"Missing option '{name}'.")
-    json_out = check_writable(json_path, "--json")
-    report_out = check_writable(report_path, "--report")
+    json_out = check_writable(json_path, "--json", protected=[config_path])
+    report_out = check_writable(report_path, "--report", protected=[config_path, json_path])
     if not (0 < confidence < 1):
         raise UsageFailure(f"--confidence must be in (0, 1), got {confidence!r}")
     if not seconds > 0:

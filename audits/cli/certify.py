@@ -132,8 +132,10 @@ def command(config_path, horizon, quick, json_path, report_paths, seed, seconds,
         raise UsageFailure(f"--horizon must be a positive integer, got {horizon}")
     if seconds is not None and not seconds > 0:
         raise UsageFailure(f"--seconds must be > 0, got {seconds}")
-    out = check_writable(json_path)
-    reports = [(check_writable(p, "--report"), _report_kind(p)) for p in report_paths]
+    inputs = [config_path, sign_path]
+    out = check_writable(json_path, protected=inputs)
+    reports = [(check_writable(p, "--report", protected=inputs + [json_path]), _report_kind(p))
+               for p in report_paths]
     signer = None
     if sign_path is not None:
         private_key = load_private_key(sign_path)

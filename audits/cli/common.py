@@ -8,12 +8,12 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import click
 
 from gtm_core.errors import GTMError
-from gtm_core.files import jsonable, write_atomic
+from gtm_core.files import TEMPORARY_SUFFIX, jsonable, write_atomic
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -42,6 +42,11 @@ def guard(fn):
             raise UsageFailure(_one_line(exc)) from None
         except (OSError, ValueError) as exc:
             raise UsageFailure(_one_line(exc)) from None
+        except (ArithmeticError, RecursionError, MemoryError) as exc:
+            # an input outside what float64 or the recursion limit can handle: still bad input
+            raise UsageFailure(f"cannot handle this input ({type(exc).__name__}: {_one_line(exc)})") from None
+        except Exception as exc:  # broad-except: exit 1 means "a check failed", never "gtm crashed"
+            raise UsageFailure(f"internal error ({type(exc).__name__}: {_one_line(exc)}); please report it") from None
 
     return wrapper
 
@@ -51,8 +56,16 @@ def _one_line(exc: BaseException) -> str:
     return text[0] if text else type(exc).__name__
 
 
-def check_writable(path: str | os.PathLike | None, option: str = "--json") -> Path | None:
-    """Validate an output path *before* doing work, so no partial output is ever written."""
+def check_writable(path: str | os.PathLike | None, option: str = "--json", *,
+                   protected: Iterable[str | os.PathLike | None] = (),
+                   protected_temporaries: Iterable[str | os.PathLike | None] = ()) -> Path | None:
+    """Validate an output path *before* doing work, so no partial output is ever written.
+
+    ``protected``: files the command must never overwrite (its inputs, a deployment's state, key
+    and lock); ``protected_temporaries``: files whose temporary siblings (``.NAME.*.tmp``) are
+    protected too. Both are compared after resolving links, so a symlink or a ``..`` path to a
+    protected file is refused like the file itself.
+    """
     if path is None:
         return None
     p = Path(path)
@@ -63,7 +76,27 @@ def check_writable(path: str | os.PathLike | None, option: str = "--json") -> Pa
         raise UsageFailure(f"{option} directory does not exist: {str(parent)!r}")
     if not os.access(parent, os.W_OK):
         raise UsageFailure(f"{option} directory is not writable: {str(parent)!r}")
+    real = os.path.realpath(p)
+    for q in protected:
+        if q is not None and (real == os.path.realpath(q) or same_file(p, q)):
+            raise UsageFailure(f"{option} {str(p)!r} would overwrite {str(q)!r}, which this command must not touch")
+    for q in protected_temporaries:
+        if q is None:
+            continue
+        rq = os.path.realpath(q)
+        name = os.path.basename(real)
+        if os.path.dirname(real) == os.path.dirname(rq) and name.startswith(f".{os.path.basename(rq)}.") \
+                and name.endswith(TEMPORARY_SUFFIX):
+            raise UsageFailure(f"{option} {str(p)!r} is a temporary file of {str(q)!r}")
     return p
+
+
+def same_file(a, b) -> bool:
+    """True if both paths exist and are the same file (hard links included)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def write_json(path: Path | None, payload: Any) -> None:

@@ -65,6 +65,13 @@ _json_option = click.option("--json", "json_path", default=None, metavar="PATH",
                             help="write the machine-readable result here")
 
 
+def deployment_files(state, key_path, *inputs) -> dict:
+    """What a deploy command's ``--json`` must never overwrite: the state, its key, its lock, their
+    temporary files (after resolving links) and the command's inputs."""
+    key = key_path if key_path is not None else f"{state}.key"
+    return {"protected": [state, key, f"{state}.lock", *inputs], "protected_temporaries": [state, key]}
+
+
 @click.group(name="deploy")
 def command():
     """Run a persisted, crash-safe GTM deployment (state file + key file, 0600)."""
@@ -80,7 +87,7 @@ def command():
 @guard
 def init_cmd(state, config_path, key_path, seed, json_path):
     """Create a deployment at STATE: plan CONFIG, draw eta_1 once, write the state."""
-    out = check_writable(json_path)
+    out = check_writable(json_path, **deployment_files(state, key_path, config_path))
     config = GTMConfig.load(config_path)
     with Deployment.create(state, config, key_path=key_path, seed=seed) as dep:
         s = dep.status_dict()
@@ -99,7 +106,7 @@ def init_cmd(state, config_path, key_path, seed, json_path):
 @guard
 def status_cmd(state, key_path, json_path):
     """Show the public status of the deployment at STATE (recovers a crashed step as failed)."""
-    out = check_writable(json_path)
+    out = check_writable(json_path, **deployment_files(state, key_path))
     with Deployment.open(state, key_path=key_path) as dep:
         s = dep.status_dict()
     click.echo(status_text(s))
@@ -123,7 +130,7 @@ def status_cmd(state, key_path, json_path):
 @guard
 def step_cmd(state, mechanism_cmd, bernoulli, steps, timeout, seed, key_path, json_path):
     """Run the next step(s) of the deployment at STATE on a mechanism."""
-    out = check_writable(json_path)
+    out = check_writable(json_path, **deployment_files(state, key_path))
     if (mechanism_cmd is None) == (bernoulli is None):
         raise InvalidParameter("give exactly one of --mechanism-cmd CMD and --bernoulli P")
     timeout = check_time_limit(timeout, "--timeout")

@@ -98,7 +98,7 @@ def format_report(payload: dict) -> str:
 @guard
 def command(config_path, p_text, q_text, digits, certified, json_path):
     """Exact transcript probabilities on two neighbouring streams and the privacy loss of every transcript."""
-    out = check_writable(json_path)
+    out = check_writable(json_path, protected=[config_path])
     if digits < 5 or digits > 200:
         raise UsageFailure(f"--digits must be in [5, 200], got {digits}")
     p = _parse_probs(p_text, "--p")

@@ -51,7 +51,7 @@ def format_table(payload: dict) -> str:
 @guard
 def command(config_path, steps, json_path):
     """Print the per-step parameters t, s, c, rho, Lambda, p_bar, lambda_max and the globals tau1, tau2, mu1."""
-    out = check_writable(json_path)
+    out = check_writable(json_path, protected=[config_path])
     config = GTMConfig.load(config_path)
     if steps is None:
         ts, t = [], 1

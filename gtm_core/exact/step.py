@@ -147,7 +147,9 @@ class StepEval:
             sf, af = float(shape.mid()), float(a.mid()) * (1 + 1e-12)
             if 0 < af < 0.9 * sf:
                 r = af / sf
-                if sf * (r - 1 - math.log(r)) > (bits + 10) * math.log(2) + math.log(10.0 / (1 - af / (sf + 1))):
+                # r may underflow to 0 for subnormal a: then the bound path is certainly taken
+                decay = sf * (r - 1 - math.log(r)) if r > 0 else math.inf
+                if decay > (bits + 10) * math.log(2) + math.log(10.0 / (1 - af / (sf + 1))):
                     # the float test only chooses the path; the bound used is computed in arb
                     ub = (shape * la - a - self.lg_shape1).exp() / (1 - a / (shape + 1))
                     half = ub.upper() / 2

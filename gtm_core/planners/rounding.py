@@ -17,6 +17,8 @@ from fractions import Fraction
 
 import mpmath
 
+from ..errors import UnsupportedConfiguration
+
 _IV_DPS = 60
 _MAX_NUDGES = 64
 
@@ -94,6 +96,9 @@ def _nudge(x: float, ok, direction: float) -> float:
 def round_noise_scales_theorem21(tau1: float, tau2: float, epsilon: float) -> tuple[float, float]:
     """Make 1/tau1 + 2/tau2 <= eps hold exactly in rationals (Lemma 17), nudging the taus up."""
     eps = Fraction(epsilon)
+    if not (math.isfinite(tau1) and math.isfinite(tau2)):
+        raise UnsupportedConfiguration(
+            f"epsilon={epsilon!r} is too small: the noise scales tau1={tau1!r}, tau2={tau2!r} overflow float64")
 
     def ok(pair):
         t1, t2 = pair
