@@ -36,6 +36,25 @@ class StepPlan:
     ``s = -1`` means the flipped variant: the GTM is fed the negated mechanism
     (success probability q_t = 1 - p_t) with target q*_t = 1 - p*_t.
     Thresholds ``p_star``/``p_bar`` are always in terms of the original p_t.
+
+    Attributes:
+        t: the step (1-based).
+        s: +1 (direct) or -1 (flipped variant).
+        c: the count threshold c_t: the step halts when s_t (K_t - c_t - 1/2) > 0.
+        rho: rho_t, the scale of the Poisson rate lambda_t = rho_t exp(eps_t Z_t).
+        tau2: the scale of the per-step noise eta_{2,t} ~ Exp(tau2).
+        Lambda: the noise range Lambda_t (Theorem 21 / 23).
+        p_bar: the rejection threshold: the GTM continues (w.h.p.) past a step with p_t <= p_bar.
+        lambda_max: lambda_max_t, the largest rate on the good event (Lemma 22).
+        eps_t: the input mechanism's privacy at this step.
+        p_star: the target p*_t.
+        delta_t: the input mechanism's delta_t (0 = pure).
+        beta_t: this step's share of the failure probability beta.
+        beta_I: the Type I error allowance (continuing although p_t >= p*_t).
+        beta_II: the Type II error allowance (halting although p_t <= p_bar_t).
+        phi: the purification crossover phi_t (Lemma 24; 0 when delta_t = 0).
+        evaluation_budget: the most mechanism evaluations this step may make.
+        budget_exceed_probability: an upper bound on Pr[N_t > evaluation_budget].
     """
 
     t: int
@@ -79,7 +98,18 @@ class StepPlan:
 
 @dataclass(frozen=True)
 class Plan:
-    """Global parameters of one GTM run plus a lazy per-step table."""
+    """Global parameters of one GTM run plus a lazy per-step table.
+
+    Build it with :func:`make_plan`. ``plan.step(t)`` is the :class:`StepPlan` of step t
+    (computed on first use and cached); ``plan.steps()`` lists steps 1..horizon.
+
+    Attributes:
+        config: the configuration it was planned from.
+        parameterization: the planner used.
+        tau1: the scale of the shared noise eta_1 ~ Exp(tau1).
+        mu1: the shift mu_1 with Pr[eta_1 > mu_1] <= beta/4 (Lemma 19).
+        epsilon: the uniform pure-DP claim (None for the ex-post ``theorem23``).
+    """
 
     config: GTMConfig
     parameterization: str
@@ -92,9 +122,11 @@ class Plan:
         return self.config.stream.horizon
 
     def step(self, t: int) -> StepPlan:
+        """The parameters of step t (1-based; beyond the horizon only when nothing is per-step)."""
         return _plan_step(self.config, check_positive_int("t", t))
 
     def steps(self, ts=None) -> list[StepPlan]:
+        """The :class:`StepPlan` of every step in ``ts`` (default: 1..horizon)."""
         ts = range(1, self.horizon + 1) if ts is None else ts
         try:
             ts = list(ts)
@@ -312,7 +344,26 @@ def checked_step_plan(planner: Callable[[GTMConfig, int], StepPlan], config: GTM
 
 
 def make_plan(config: GTMConfig) -> Plan:
-    """The Plan for a configuration: global noise parameters and a lazy step table."""
+    """The Plan for a configuration: global noise parameters and a lazy step table.
+
+    Args:
+        config: a validated :class:`~gtm_core.config.GTMConfig`; its ``parameterization`` picks
+            the planner (``theorem21``, ``theorem23``, ``exact``, ``exact_noise``).
+
+    Returns:
+        Plan: tau1, mu1 and the per-step parameters (step 1 is computed at once, so an
+        unplannable configuration fails here).
+
+    Raises:
+        InvalidParameter: ``config`` is not a GTMConfig.
+        UnsupportedConfiguration: the configuration cannot be planned (named in the message).
+
+    Example:
+        >>> from gtm_core import GTMConfig
+        >>> plan = make_plan(GTMConfig.load("examples/default.toml"))
+        >>> plan.tau1, plan.step(1).c, plan.step(1).s
+        (3.0, 282, 1)
+    """
     if not isinstance(config, GTMConfig):
         raise InvalidParameter(f"config must be a GTMConfig, got {type(config).__name__}")
     g = config.gtm
