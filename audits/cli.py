@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from pathlib import Path
 
 import click
 
@@ -18,6 +19,11 @@ from .cli_common import EXIT_USAGE
 
 # verb modules; each defines a click command named `command`
 _VERBS = ["plan", "prove", "exact", "audit", "certify", "bench", "deploy"]
+
+
+# where the running code lives: an (editable) source checkout, or a copy in site-packages
+_ROOT = Path(importlib.import_module("audits").__file__).resolve().parents[1]
+_WHERE = f"{_ROOT} ({'source checkout' if (_ROOT / 'pyproject.toml').is_file() else 'installed copy'})"
 
 
 class _Group(click.Group):
@@ -39,7 +45,7 @@ class _Group(click.Group):
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="gtm")
+@click.version_option(__version__, prog_name="gtm", message="%(prog)s %(version)s from " + _WHERE.replace("%", "%%"))
 def cli():
     """gtm - a formally cross-checked verification suite for the Generalized Thresholding Mechanism."""
 
