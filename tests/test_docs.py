@@ -30,6 +30,7 @@ default suite, which .ci/run runs as exactly this command), is replayed only wit
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -466,7 +467,10 @@ def test_documented_toml_configurations_are_valid():
         if block.lang == "toml" and "[gtm]" in block.text and "[stream]" in block.text:
             GTMConfig.from_toml(block.text, source=block.where)
             n += 1
-    assert n >= 3
+        if block.lang == "json" and '"gtm"' in block.text:
+            GTMConfig.from_dict(json.loads(block.text), source=block.where)
+            n += 1
+    assert n >= 4
 
 
 def test_doctests_of_the_documents_and_the_api_docstrings():
