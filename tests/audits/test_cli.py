@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -25,7 +26,8 @@ def test_version_of_an_installed_copy_says_so(tmp_path):
 
     for pkg in ("audits", "gtm_core", "proofs"):
         shutil.copytree(ROOT / pkg, tmp_path / pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
     out = subprocess.run([sys.executable, "-m", "audits.cli", "--version"], capture_output=True, text=True,
-                         cwd=tmp_path, timeout=120)
+                         cwd=tmp_path, timeout=120, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == f"gtm {__version__} from {tmp_path.resolve()} (installed copy)"
