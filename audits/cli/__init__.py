@@ -10,6 +10,7 @@ is registered here from a static list. ``python -m audits.cli`` and the console 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -20,6 +21,11 @@ from .common import EXIT_USAGE
 
 VERBS = {"plan": plan, "prove": prove, "exact": exact, "audit": audit, "certify": certify, "bench": bench,
          "deploy": deploy}
+
+
+# where the running code lives: an (editable) source checkout, or a copy in site-packages
+_ROOT = Path(__file__).resolve().parents[2]
+_WHERE = f"{_ROOT} ({'source checkout' if (_ROOT / 'pyproject.toml').is_file() else 'installed copy'})"
 
 
 class _Group(click.Group):
@@ -41,7 +47,7 @@ class _Group(click.Group):
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="gtm")
+@click.version_option(__version__, prog_name="gtm", message="%(prog)s %(version)s from " + _WHERE.replace("%", "%%"))
 def cli():
     """gtm - a formally cross-checked verification suite for the Generalized Thresholding Mechanism."""
 

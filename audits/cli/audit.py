@@ -1,6 +1,6 @@
 """`gtm audit`: audit a deployment that speaks the JSON-lines target protocol.
 
-    gtm audit --target "python -m audits.serve examples/default.toml" --epsilon 1 --eps-t 0.1 \
+    gtm audit --target "python -m audits.serve examples/default.toml" --epsilon 1 --eps-t 0.1 \\
         [--seconds 60] [--seed 0] [--confidence 0.95] [--json out.json] [--report out.md]
     gtm audit --target "..." --config examples/default.toml      (epsilon and eps_t from the configuration)
 
