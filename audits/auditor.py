@@ -41,7 +41,7 @@ from gtm_core.errors import InvalidParameter
 from gtm_core.validation import check_nonnegative
 
 from . import search as S
-from .events import EventSpace, halting_events
+from .events import EventSpace, halting_events, outcome_codes
 from .sampling import AuditSettings, Clock, ProgressBar, SampleBook, Seeds
 from .statistics import conditional_loss_lower_bound, event_estimates, garwood_interval, projected_conditional_bound
 from .targets import Target
@@ -204,7 +204,8 @@ class GTMProblem:
         return self._events[T]
 
     def sample_codes(self, inp, n, seed):
-        return self.target.sample(list(inp), int(n), int(seed)).halt
+        # a budget stop (-t, docs/protocol.md) is an outcome of its own: event code T + t
+        return outcome_codes(self.target.sample(list(inp), int(n), int(seed)).halt, len(inp))
 
     def describe_input(self, inp):
         return [float(x) for x in inp]
@@ -280,7 +281,7 @@ def score_candidate(problem, book: SampleBook, c, alpha: float) -> ScoredCandida
     if lp[j] > best.score:
         row = np.zeros(ev.n_codes, dtype=bool)
         row[order[: j + 1]] = True
-        name = f"level-set({_codes_label(order[: j + 1])})"
+        name = f"level-set({_codes_label(order[: j + 1], ev)})"
         best = ScoredCandidate(float(lp[j]), c, name, row, ((name, row),) + alts)
     return best
 
@@ -494,11 +495,11 @@ def _cost_class(problem, c) -> int:
     return 0 if n <= 5 else 1 if n <= 20 else 2
 
 
-def _codes_label(codes) -> str:
-    codes = sorted(int(c) for c in codes)
-    if len(codes) <= 8:
-        return ",".join(map(str, codes))
-    return ",".join(map(str, codes[:8])) + f",... {len(codes)} codes"
+def _codes_label(codes, ev: EventSpace) -> str:
+    labels = [ev.label(c) for c in sorted(int(c) for c in codes)]
+    if len(labels) <= 8:
+        return ",".join(labels)
+    return ",".join(labels[:8]) + f",... {len(labels)} codes"
 
 
 def audit(

@@ -50,7 +50,8 @@ class TargetSample:
 
 
 def validate_sample(halt, evaluations, n: int, T: int, *, source: str = "target") -> TargetSample:
-    """Check an answer: n integers in 0..T (and n non-negative evaluation counts if present)."""
+    """Check an answer: n outcome codes in -T..T (0 never halted, t halted at t, -t stopped at t on the
+    evaluation budget, ``docs/protocol.md``) and n non-negative evaluation counts if present."""
     try:
         h = np.asarray(halt)
     except Exception:
@@ -61,9 +62,9 @@ def validate_sample(halt, evaluations, n: int, T: int, *, source: str = "target"
             np.issubdtype(h.dtype, np.floating) and np.all(np.isfinite(h)) and np.all(h == np.floor(h)))):
         raise TargetError(f"{source} answered halting times that are not integers")
     h = h.astype(np.int64)
-    if h.size and (h.min() < 0 or h.max() > T):
-        bad = int(h[(h < 0) | (h > T)][0])
-        raise TargetError(f"{source} answered halting time {bad} outside 0..{T}")
+    if h.size and (h.min() < -T or h.max() > T):
+        bad = int(h[(h < -T) | (h > T)][0])
+        raise TargetError(f"{source} answered outcome code {bad} outside -{T}..{T}")
     ev = None
     if evaluations is not None:
         e = np.asarray(evaluations)
@@ -139,10 +140,9 @@ class SimulatorTarget(Target):
 class ReferenceTarget(Target):
     """The literal Algorithm 1 of :mod:`gtm_core.reference` (one run at a time; slow, for cross-checks).
 
-    Unlike the simulator it enforces every step's evaluation budget. In this version a run that
-    stops on its budget raises :class:`~gtm_core.errors.EvaluationBudgetExceeded` out of
-    :meth:`sample` instead of answering the budget-stop outcome of ``docs/protocol.md``, so
-    audits of it can end in that error (issue 13, item 4).
+    Unlike the simulator it enforces every step's evaluation budget: a run that stops on its
+    budget at step t answers the outcome code ``-t`` of ``docs/protocol.md``, which the auditor
+    compares between neighbouring streams like any other outcome.
     """
 
     name = "reference"
@@ -166,7 +166,8 @@ class CallableTarget(Target):
     """Any callable ``fn(p, n, seed)`` returning halting times (or (halt, evaluations)).
 
     ``fn`` receives the stream as a list of floats, the number of runs and a seed, and returns
-    ``n`` outcome codes (0 = never halted, t = halted at step t), optionally paired with ``n``
+    ``n`` outcome codes (0 = never halted, t = halted at step t, -t = stopped at step t on its
+    evaluation budget, ``docs/protocol.md``), optionally paired with ``n``
     evaluation counts. An exception from ``fn`` becomes a :class:`~gtm_core.errors.TargetError`
     (a :class:`~gtm_core.errors.GTMError` passes through unchanged). ``max_T``: the longest
     stream ``fn`` accepts.

@@ -495,12 +495,21 @@ class _CountingMechanism:
 
 
 def run_reference(plan: Plan, p, rng: np.random.Generator) -> tuple[int, int]:
-    """One run of the reference GTM on a Bernoulli stream p[0..T-1]: (halting step or 0, evaluations)."""
+    """One run of the reference GTM on a Bernoulli stream p[0..T-1]: (outcome code, evaluations).
+
+    The outcome code is that of the target protocol (``docs/protocol.md``): t when the run halted
+    at step t, 0 when it continued through every step, and -t when step t needed more evaluations
+    than its budget (:class:`EvaluationBudgetExceeded`, raised before the mechanism is evaluated):
+    the run stops there, in its terminal failed state - an observable outcome, never retried.
+    """
     p = check_stream("p", p)
     run = GTMRun(plan, rng)
     total = 0
     for t, pt in enumerate(p, start=1):
-        halted = run.step(BernoulliMechanism(float(pt), rng))
+        try:
+            halted = run.step(BernoulliMechanism(float(pt), rng))
+        except EvaluationBudgetExceeded:
+            return -t, total
         total += run.evaluation_counts()[-1]
         if halted:
             return t, total
