@@ -178,6 +178,8 @@ class GTMProblem:
                  extra_candidates=()):
         self.target, self.eps_t = target, eps_t
         limit = target.max_T if target.max_T is not None else max_T
+        if not isinstance(eps_t, (int, float)):  # a per-step list covers steps 1..len: never reused beyond
+            limit = min(limit, len(eps_t))
         self.max_T = int(min(max_T, limit))
         self.oracle_plan = oracle_plan
         self.oracle_seconds = oracle_seconds
@@ -531,9 +533,10 @@ def audit(
         epsilon: the output privacy the deployment claims (pure epsilon-DP); the verdict is
             ``"violation"`` when the lower bound exceeds it.
         eps_t: the privacy of the input mechanisms M_t: a number for every step, or a list
-            with one number per step (the last one is reused for longer streams); each >= 0 as
-            in a configuration (a step with eps_t = 0 has identical neighbours), not all 0. It
-            decides which streams count as neighbours.
+            with one number per step 1..L (the audit then builds streams of at most L steps,
+            never guessing eps_t beyond the list); each >= 0 as in a configuration (a step
+            with eps_t = 0 has identical neighbours), not all 0. It decides which streams count
+            as neighbours.
         seconds: wall-clock budget in seconds for the whole audit (selection and estimation),
             or ``None`` to stop on ``max_samples`` only (then the result depends only on ``seed``).
         seed: seed of the audit's own generator; every request to the target carries a seed
@@ -541,7 +544,7 @@ def audit(
         confidence: probability that the reported lower bound is below the true loss.
         progress: show a progress bar on stderr (only drawn on a terminal by the CLI).
         max_samples: total number of runs to request from the target (None = no limit).
-        max_T: longest stream (number of steps) to try.
+        max_T: longest stream (number of steps) to try (at most the length of a list ``eps_t``).
         oracle_plan: when the audited deployment is one of ours with this plan, the exact
             engine's worst-case search (:func:`gtm_core.exact.worst_case_search`) proposes
             candidate pairs first (for ``oracle_seconds``, default 10% of the

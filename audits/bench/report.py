@@ -7,7 +7,7 @@ import math
 import statistics
 from pathlib import Path
 
-from ..plotting import NEUTRAL, colour_for, figure, save_png
+from ..plotting import NEUTRAL, figure, legend_outside, save_png, style_for
 from .run import cell_key, row_of
 
 
@@ -125,9 +125,9 @@ def write_plots(result: dict, out_dir) -> list[str]:
         ("p_bar", "corollary30_p_bar_ceiling", "measured rejection threshold p_bar", "pbar_vs_T.png"),
         ("evals_mean", "theorem31_evals_floor", "evaluations per step (mean)", "evaluations_vs_T.png"),
     ):
-        with figure(1, len(pstars), figsize=(5 * len(pstars), 4), squeeze=False) as (fig, axes):
+        with figure(1, len(pstars), figsize=(5 * len(pstars), 4.8), squeeze=False) as (fig, axes):
             draw_slice(axes[0], sl, pstars, names, key, floor_key, ylabel, eps, ratio)
-            fig.tight_layout()
+            fig.tight_layout(rect=(0, 0.14, 1, 1))  # the bottom strip holds the legend
             paths.append(str(save_png(fig, Path(out_dir) / fname)))
     return paths
 
@@ -140,13 +140,13 @@ def draw_slice(axes, sl, pstars, names, key, floor_key, ylabel, eps, ratio) -> N
         for name in names:
             ys = [row_of(c, name)[key] for c in cs]
             if all(y > 0 for y in ys):
-                ax.plot(Ts, ys, marker="o", label=name, color=colour_for(name))
+                ax.plot(Ts, ys, label=name, **style_for(name))
         label = "Corollary 30 ceiling" if key == "p_bar" else "Theorem 31 floor"
-        ax.plot(Ts, [c[floor_key] for c in cs], "--", color=NEUTRAL, label=label)
+        ax.plot(Ts, [c[floor_key] for c in cs], color=NEUTRAL, ls=(0, (1, 1)), lw=2.2, label=label)
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("T")
         ax.set_ylabel(ylabel)
         ax.set_title(f"p*={ps:g}, eps={eps:g}, eps1/eps={ratio:g}")
         ax.grid(True, which="both", alpha=0.3)
-    axes[0].legend(fontsize=7)
+    legend_outside(axes[0].figure, axes, ncol=min(6, len(names) + 1))

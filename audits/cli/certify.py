@@ -70,7 +70,7 @@ def _report_kind(path: str) -> str:
 @click.option("--seconds", type=float, default=None, help="time budget of the search and audit witnesses")
 @click.option("--verify", "verify_path", default=None, metavar="CERT.json",
               help="verify a certificate: digest and every re-derivable number")
-@click.option("--no-progress", is_flag=True, help="no progress messages on stderr")
+@click.option("--no-progress", "--quiet", "no_progress", is_flag=True, help="no progress messages on stderr")
 @guard
 def command(config_path, horizon, quick, json_path, report_paths, seed, seconds, verify_path, no_progress):
     """Certificate for a configuration: every privacy, accuracy, cost and purification claim with its witness."""
