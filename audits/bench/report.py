@@ -29,7 +29,11 @@ def bench_markdown(result: dict) -> str:
              f"{len(result['cells'])}/{result['cells_total']} cells in {result['seconds']:.0f} s"
              + ("" if result["complete"] else " (stopped by the time budget)") + ".", "",
              "Columns: *claimed p_bar* = the mechanism's own accuracy statement at step T; *p_bar* = measured "
-             "rejection threshold (largest constant p whose false-halt rate over T steps is <= beta; method column); "
+             "rejection threshold (largest constant p whose false-halt rate over T steps is <= beta; method column), "
+             "with its 95% interval in brackets for simulated thresholds, or, for the peers solved by quadrature, "
+             "*(sim r [lo, hi])* = the false-halt rate r measured by simulating the peer at that p_bar (its 95% "
+             "Clopper-Pearson interval [lo, hi]), an independent re-check that should cover the target rate "
+             "(beta; beta/2 for Cohen and Ghazi); "
              "*halt@p\\** = Pr[halt at step 1 | p_1 = p*] (Type II check); *p_halt* = smallest p halting at step 1 "
              "w.p. >= 1 - beta; evaluations per step on the null stream (mean / 99th percentile across runs); "
              "*/Thm31* = mean evaluations over the Theorem 31 floor. GTM theorem23 is an ex-post guarantee tuned so "

@@ -31,6 +31,11 @@ _WHERE = f"{_ROOT} ({'source checkout' if (_ROOT / 'pyproject.toml').is_file() e
 class _Group(click.Group):
     def main(self, *args, **kwargs):  # usage errors: one line, exit 2
         kwargs.setdefault("standalone_mode", True)
+        argv = kwargs.get("args", args[0] if args else None)
+        if not (sys.argv[1:] if argv is None else list(argv)):  # bare `gtm`: the help, exit 0
+            with click.Context(self, info_name=kwargs.get("prog_name") or "gtm") as ctx:
+                click.echo(self.get_help(ctx))
+            sys.exit(0)
         try:
             return super().main(*args, **{**kwargs, "standalone_mode": False})
         except click.exceptions.Abort:
