@@ -27,6 +27,7 @@ from .common import EXIT_CHECK_FAILED, EXIT_OK, UsageFailure, check_writable, gu
 
 
 DEFAULT_MAX_T = 50
+WEAK_SAMPLES = 1_000_000  # fewer runs than this: the bound is far from what the target's loss could show
 
 
 @click.command("audit")
@@ -107,6 +108,10 @@ def command(target_cmd, epsilon, eps_t, config_path, seconds, seed, confidence, 
         click.echo(f"witness: event {w.event}, P = {w.probability_a:.4g} (>= {w.probability_a_lower:.4g}), "
                    f"P' = {w.probability_b:.4g} (<= {w.probability_b_upper:.4g}), {w.n_a:,} runs each")
     click.echo(f"samples: {result.samples:,} in {result.seconds:.1f} s")
+    if result.samples < WEAK_SAMPLES:
+        click.echo(f"gtm: warning: only {result.samples:,} runs in {result.seconds:.0f} s (a slow target or a small "
+                   f"--max-samples): the lower bound is weak and can miss a violation; a larger --seconds or a faster "
+                   f"target tightens it", err=True)
     sys.exit(EXIT_CHECK_FAILED if result.violation else EXIT_OK)
 
 
