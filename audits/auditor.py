@@ -202,7 +202,7 @@ class GTMProblem:
     def events(self, candidate):
         T = candidate.T
         if T not in self._events:
-            self._events[T] = halting_events(T)
+            self._events[T] = halting_events(T, stops=True)  # budget stops are outcomes (docs/protocol.md)
         return self._events[T]
 
     def sample_codes(self, inp, n, seed):

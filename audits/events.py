@@ -61,10 +61,11 @@ def outcome_codes(halt, T: int) -> np.ndarray:
     return np.where(h < 0, T - h, h)
 
 
-def halting_events(T: int) -> EventSpace:
-    """Singletons, tails and heads of the halting time (codes 0 = never, 1..T) and the budget stops
-    (codes T + t = stopped at t, :func:`outcome_codes`)."""
-    n_codes = 2 * T + 1
+def halting_events(T: int, *, stops: bool = False) -> EventSpace:
+    """Singletons, tails and heads of the halting time (codes 0 = never, 1..T); with ``stops`` (a GTM
+    target, whose runs may stop on their evaluation budget) also the budget stops (codes T + t =
+    stopped at t, :func:`outcome_codes`)."""
+    n_codes = 2 * T + 1 if stops else T + 1
     names: list[str] = []
     rows: list[np.ndarray] = []
 
@@ -81,6 +82,8 @@ def halting_events(T: int) -> EventSpace:
         add(f"halt>={t}|never", [0, *range(t, T + 1)])
     for t in range(1, T + 1):
         add(f"halt<={t}", range(1, t + 1))
+    if not stops:
+        return EventSpace(tuple(names), np.array(rows))
     for t in range(1, T + 1):
         add(f"stop={t}", [T + t])
     add("stop", range(T + 1, 2 * T + 1))

@@ -26,7 +26,7 @@ TABLE_EVENTS = 20  # rows of the per-event table (best lower bound first)
 EVENT_LEGEND = (
     "count / count' = runs of the witness pair's streams p / p' in which the event happened (estimation "
     "phase, n / n' runs); loss estimate = ln((count/n) / (count'/n')); interval = simultaneous "
-    "Clopper-Pearson interval on that loss (Bonferroni over all the events listed), at the audit's "
+    "Clopper-Pearson interval on that loss (Bonferroni over every pre-registered event), at the audit's "
     "confidence. Only the witness event's own bound is the audit's result; the table shows what else "
     "was seen (events that happened in neither sample are left out)."
 )

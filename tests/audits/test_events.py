@@ -6,7 +6,7 @@ from audits.events import codes_histogram, halting_events, outcome_codes
 
 
 def test_halting_events_counts():
-    ev = halting_events(3)
+    ev = halting_events(3, stops=True)
     hist = codes_histogram(np.array([0, 1, 1, 2, 3, 3, 3]), ev.n_codes)
     counts = dict(zip(ev.names, ev.counts(hist)))
     assert counts["never"] == 1 and counts["halt=1"] == 2 and counts["halt=3"] == 3
@@ -19,7 +19,8 @@ def test_halting_events_counts():
 
 def test_budget_stops_are_their_own_events():
     # protocol codes -t (stopped at t on the evaluation budget) -> event codes T + t
-    ev = halting_events(3)
+    assert halting_events(3).n_codes == 4 and "stop" not in halting_events(3).names  # laws without a budget
+    ev = halting_events(3, stops=True)
     codes = outcome_codes([0, 1, -1, -1, -3, 2], 3)
     assert codes.tolist() == [0, 1, 4, 4, 6, 2]
     counts = dict(zip(ev.names, ev.counts(codes_histogram(codes, ev.n_codes))))
