@@ -41,7 +41,7 @@ from gtm_core.errors import InvalidParameter
 from gtm_core.validation import check_nonnegative
 
 from . import search as S
-from .events import EventSpace, halting_events
+from .events import EventSpace, halting_events, outcome_codes
 from .sampling import AuditSettings, Clock, ProgressBar, SampleBook, Seeds
 from .statistics import conditional_loss_lower_bound, event_estimates, garwood_interval, projected_conditional_bound
 from .targets import Target
@@ -107,7 +107,23 @@ class AuditWitness:
 
 @dataclass(frozen=True)
 class AuditResult:
-    """Outcome of an audit (scipy-style result object)."""
+    """Outcome of an audit (scipy-style result object).
+
+    Attributes:
+        verdict: ``"violation"`` (the lower bound exceeds the claim) or ``"no-violation-found"``.
+        epsilon_claimed: the epsilon the deployment claims.
+        epsilon_lower_bound: lower bound on the deployment's privacy loss, valid with
+            probability ``confidence`` (``-inf`` when no event could be estimated).
+        confidence: the confidence level of the bound.
+        witness: the pair of streams, the event and its estimated probabilities (or None).
+        samples: total runs requested from the target.
+        seconds: wall-clock time the audit took.
+        seed: the audit's seed.
+        target: a description of the audited target.
+        per_event: losses of the events examined in the last phase, with their intervals.
+        search: statistics of the search (candidates, rounds).
+        method: the statistical method, in words.
+    """
 
     verdict: str
     epsilon_claimed: float
@@ -162,6 +178,8 @@ class GTMProblem:
                  extra_candidates=()):
         self.target, self.eps_t = target, eps_t
         limit = target.max_T if target.max_T is not None else max_T
+        if not isinstance(eps_t, (int, float)):  # a per-step list covers steps 1..len: never reused beyond
+            limit = min(limit, len(eps_t))
         self.max_T = int(min(max_T, limit))
         self.oracle_plan = oracle_plan
         self.oracle_seconds = oracle_seconds
@@ -184,11 +202,12 @@ class GTMProblem:
     def events(self, candidate):
         T = candidate.T
         if T not in self._events:
-            self._events[T] = halting_events(T)
+            self._events[T] = halting_events(T, stops=True)  # budget stops are outcomes (docs/protocol.md)
         return self._events[T]
 
     def sample_codes(self, inp, n, seed):
-        return self.target.sample(list(inp), int(n), int(seed)).halt
+        # a budget stop (-t, docs/protocol.md) is an outcome of its own: event code T + t
+        return outcome_codes(self.target.sample(list(inp), int(n), int(seed)).halt, len(inp))
 
     def describe_input(self, inp):
         return [float(x) for x in inp]
@@ -264,7 +283,7 @@ def score_candidate(problem, book: SampleBook, c, alpha: float) -> ScoredCandida
     if lp[j] > best.score:
         row = np.zeros(ev.n_codes, dtype=bool)
         row[order[: j + 1]] = True
-        name = f"level-set({_codes_label(order[: j + 1])})"
+        name = f"level-set({_codes_label(order[: j + 1], ev)})"
         best = ScoredCandidate(float(lp[j]), c, name, row, ((name, row),) + alts)
     return best
 
@@ -481,11 +500,11 @@ def _cost_class(problem, c) -> int:
     return 0 if n <= 5 else 1 if n <= 20 else 2
 
 
-def _codes_label(codes) -> str:
-    codes = sorted(int(c) for c in codes)
-    if len(codes) <= 8:
-        return ",".join(map(str, codes))
-    return ",".join(map(str, codes[:8])) + f",... {len(codes)} codes"
+def _codes_label(codes, ev: EventSpace) -> str:
+    labels = [ev.label(c) for c in sorted(int(c) for c in codes)]
+    if len(labels) <= 8:
+        return ",".join(labels)
+    return ",".join(labels[:8]) + f",... {len(labels)} codes"
 
 
 def audit(
@@ -505,10 +524,54 @@ def audit(
 ) -> AuditResult:
     """Audit a GTM deployment for a claimed epsilon, given its inputs' privacy eps_t.
 
-    ``eps_t``: a number or a per-step list, each >= 0 as in a configuration (a step with eps_t = 0 has
-    identical neighbours), not all 0. ``oracle_plan``: when the audited deployment is one of ours with
-    this plan, the exact engine's worst-case search (:func:`gtm_core.exact.worst_case_search`) proposes
-    candidate pairs first (for ``oracle_seconds``, default 10% of the budget).
+    The auditor searches pairs of neighbouring Bernoulli streams p, p' (every step's odds within
+    a factor e^eps_t, in both directions), samples the target's halting times on both, and
+    reports a lower bound on the privacy loss ln(Pr[E | p] / Pr[E | p']) of one pre-registered
+    event E that holds with probability ``confidence``.
+
+    Args:
+        target: the deployment to audit, any :class:`audits.targets.Target`
+            (:class:`~audits.targets.SimulatorTarget`, :class:`~audits.targets.ReferenceTarget`,
+            :class:`~audits.targets.CallableTarget`, :class:`~audits.targets.SubprocessTarget`).
+        epsilon: the output privacy the deployment claims (pure epsilon-DP); the verdict is
+            ``"violation"`` when the lower bound exceeds it.
+        eps_t: the privacy of the input mechanisms M_t: a number for every step, or a list
+            with one number per step 1..L (the audit then builds streams of at most L steps,
+            never guessing eps_t beyond the list); each >= 0 as in a configuration (a step
+            with eps_t = 0 has identical neighbours), not all 0. It decides which streams count
+            as neighbours.
+        seconds: wall-clock budget in seconds for the whole audit (selection and estimation),
+            or ``None`` to stop on ``max_samples`` only (then the result depends only on ``seed``).
+        seed: seed of the audit's own generator; every request to the target carries a seed
+            derived from it.
+        confidence: probability that the reported lower bound is below the true loss.
+        progress: show a progress bar on stderr (only drawn on a terminal by the CLI).
+        max_samples: total number of runs to request from the target (None = no limit).
+        max_T: longest stream (number of steps) to try (at most the length of a list ``eps_t``).
+        oracle_plan: when the audited deployment is one of ours with this plan, the exact
+            engine's worst-case search (:func:`gtm_core.exact.worst_case_search`) proposes
+            candidate pairs first (for ``oracle_seconds``, default 10% of the
+            budget).
+        oracle_seconds: time given to that search.
+        extra_candidates: additional candidate stream pairs to consider first.
+
+    Returns:
+        AuditResult: ``verdict``, ``epsilon_claimed``, ``epsilon_lower_bound``, ``confidence``,
+        the ``witness`` (streams, event, both probabilities and their intervals), ``samples``
+        and ``seconds``; ``to_dict()`` is the JSON form of ``gtm audit --json``.
+
+    Raises:
+        InvalidParameter: a bad argument (named in the message).
+        TargetError: the target crashed, hung or answered something malformed (never a verdict).
+
+    Example:
+        >>> from gtm_core import GTMConfig, make_plan
+        >>> from audits.targets import SimulatorTarget
+        >>> plan = make_plan(GTMConfig.load("examples/default.toml"))
+        >>> result = audit(SimulatorTarget(plan), epsilon=1.0, eps_t=0.1, seconds=None,
+        ...                max_samples=40_000, seed=0, progress=False)
+        >>> result.verdict, result.epsilon_lower_bound <= 1.0
+        ('no-violation-found', True)
     """
     check_eps_t(eps_t)
     if oracle_seconds is None:

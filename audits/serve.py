@@ -1,4 +1,4 @@
-"""Serve our GTM over DESIGN.md's JSON-lines target protocol (the example target for `gtm audit`).
+"""Serve our GTM over the JSON-lines target protocol of docs/protocol.md (the example target for `gtm audit`).
 
     python -m audits.serve CONFIG [--broken VARIANT] [--seed-mode request|os]
 

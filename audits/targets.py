@@ -7,7 +7,7 @@ length n; 0 = never halted, 1..T = halting step) and optionally ``evaluations``.
   vectorised (the fast path).
 * :class:`ReferenceTarget` - the literal Algorithm 1 of :mod:`gtm_core.reference` (slow).
 * :class:`CallableTarget` - any Python callable ``fn(p, n, seed)``.
-* :class:`SubprocessTarget` - any program speaking DESIGN.md's JSON-lines protocol:
+* :class:`SubprocessTarget` - any program speaking the JSON-lines protocol of ``docs/protocol.md``:
   request ``{"p": [...], "n": N, "seed": S}``, response ``{"halt": [...]}`` (+ ``"evaluations"``).
   Runs are batched (one request carries up to ``max_batch`` runs); a crash, a timeout, malformed
   JSON, wrong lengths or out-of-range values raise :class:`TargetError` (never a bogus verdict).
@@ -35,12 +35,21 @@ from .power.broken import CORRECT, Implementation, simulate_deployment
 
 @dataclass(frozen=True)
 class TargetSample:
+    """One answer of a target.
+
+    Attributes:
+        halt: int64 array, one outcome per run: 0 = never halted, t in 1..T = halted at step t
+            (the codes of ``docs/protocol.md``).
+        evaluations: int64 array of total mechanism evaluations per run, or None when not asked.
+    """
+
     halt: np.ndarray
     evaluations: np.ndarray | None = None
 
 
 def validate_sample(halt, evaluations, n: int, T: int, *, source: str = "target") -> TargetSample:
-    """Check an answer: n integers in 0..T (and n non-negative evaluation counts if present)."""
+    """Check an answer: n outcome codes in -T..T (0 never halted, t halted at t, -t stopped at t on the
+    evaluation budget, ``docs/protocol.md``) and n non-negative evaluation counts if present."""
     try:
         h = np.asarray(halt)
     except Exception:
@@ -51,9 +60,9 @@ def validate_sample(halt, evaluations, n: int, T: int, *, source: str = "target"
             np.issubdtype(h.dtype, np.floating) and np.all(np.isfinite(h)) and np.all(h == np.floor(h)))):
         raise TargetError(f"{source} answered halting times that are not integers")
     h = h.astype(np.int64)
-    if h.size and (h.min() < 0 or h.max() > T):
-        bad = int(h[(h < 0) | (h > T)][0])
-        raise TargetError(f"{source} answered halting time {bad} outside 0..{T}")
+    if h.size and (h.min() < -T or h.max() > T):
+        bad = int(h[(h < -T) | (h > T)][0])
+        raise TargetError(f"{source} answered outcome code {bad} outside -{T}..{T}")
     ev = None
     if evaluations is not None:
         e = np.asarray(evaluations)
@@ -73,7 +82,13 @@ def _check_request(p, n, seed):
 
 
 class Target:
-    """Interface: ``sample(p, n, seed) -> TargetSample``; ``close()``; usable as a context manager."""
+    """Interface: ``sample(p, n, seed) -> TargetSample``; ``close()``; usable as a context manager.
+
+    ``sample(p, n, seed, evaluations=False)`` runs the deployment's GTM ``n`` times, independently,
+    on the Bernoulli stream ``p`` (mechanism M_t answers +1 with probability ``p[t-1]``), seeding
+    its randomness from ``seed``, and returns a :class:`TargetSample`. ``max_T`` is the longest
+    stream the target accepts (None = unknown).
+    """
 
     name = "target"
     max_T: int | None = None  # longest stream the target accepts (None = unknown)
@@ -101,7 +116,18 @@ class Target:
 
 
 class SimulatorTarget(Target):
-    """Our GTM for ``plan`` (or a broken deployment of it), vectorised in-process."""
+    """Our GTM for ``plan`` (or a broken deployment of it), vectorised in-process.
+
+    The fast path (millions of runs per second): :mod:`gtm_core.simulator`'s model of Algorithm 1,
+    which enforces no evaluation budget. ``deployment`` selects one of the deliberately broken
+    variants of :mod:`audits.broken` (the auditor's power suite); the default is the correct GTM.
+
+    Example:
+        >>> from gtm_core import GTMConfig, make_plan
+        >>> target = SimulatorTarget(make_plan(GTMConfig.load("examples/default.toml")))
+        >>> target.sample([0.9, 0.9], n=5, seed=1).halt.tolist()
+        [1, 1, 1, 1, 1]
+    """
 
     def __init__(self, plan: Plan, deployment: Implementation = CORRECT, *, name: str | None = None):
         self.plan, self.deployment = plan, deployment
@@ -116,7 +142,12 @@ class SimulatorTarget(Target):
 
 
 class ReferenceTarget(Target):
-    """The literal Algorithm 1 (one run at a time; slow, for cross-checks)."""
+    """The literal Algorithm 1 of :mod:`gtm_core.reference` (one run at a time; slow, for cross-checks).
+
+    Unlike the simulator it enforces every step's evaluation budget: a run that stops on its
+    budget at step t answers the outcome code ``-t`` of ``docs/protocol.md``, which the auditor
+    compares between neighbouring streams like any other outcome.
+    """
 
     name = "reference"
 
@@ -136,7 +167,20 @@ class ReferenceTarget(Target):
 
 
 class CallableTarget(Target):
-    """Any callable ``fn(p, n, seed)`` returning halting times (or (halt, evaluations))."""
+    """Any callable ``fn(p, n, seed)`` returning halting times (or (halt, evaluations)).
+
+    ``fn`` receives the stream as a list of floats, the number of runs and a seed, and returns
+    ``n`` outcome codes (0 = never halted, t = halted at step t, -t = stopped at step t on its
+    evaluation budget, ``docs/protocol.md``), optionally paired with ``n``
+    evaluation counts. An exception from ``fn`` becomes a :class:`~gtm_core.errors.TargetError`
+    (a :class:`~gtm_core.errors.GTMError` passes through unchanged). ``max_T``: the longest
+    stream ``fn`` accepts.
+
+    Example:
+        >>> target = CallableTarget(lambda p, n, seed: [0] * n, name="never-halts")
+        >>> target.sample([0.5, 0.5], n=3, seed=0).halt.tolist()
+        [0, 0, 0]
+    """
 
     def __init__(self, fn: Callable, *, name: str = "callable", max_T: int | None = None):
         if not callable(fn):
@@ -166,6 +210,14 @@ class SubprocessTarget(Target):
     Its stderr is drained continuously (the last line is quoted in error messages). Every wait is
     bounded: by ``timeout`` per answer and, once :meth:`set_deadline` was called (the auditor
     does with its ``seconds`` budget), by that absolute deadline.
+
+    Args:
+        command: the target program, a string split with :func:`shlex.split` (no shell) or an
+            argument list.
+        timeout: seconds to wait for each answer (a hang is a :class:`~gtm_core.errors.TargetError`).
+        max_batch: most runs asked for in one request; larger samples are split.
+        startup_timeout: seconds to wait for the first answer (default: ``timeout``).
+        env: extra environment variables for the program.
     """
 
     def __init__(self, command: str | list[str], *, timeout: float = 60.0, max_batch: int = 1_000_000,

@@ -1,4 +1,4 @@
-"""Frozen configuration values for a GTM deployment (the TOML format of DESIGN.md).
+"""Frozen configuration values for a GTM deployment (the TOML format of docs/configuration.md).
 
 A configuration is data: it is validated once, at construction, and round-trips
 to TOML and JSON. Planners, the simulator, the exact engine and the auditor all
@@ -99,7 +99,24 @@ class StepSpec:
 
 @dataclass(frozen=True)
 class GTMParameters:
-    """The [gtm] table: output privacy, accuracy targets and the parameterisation."""
+    """The [gtm] table: output privacy, accuracy targets and the parameterisation.
+
+    Attributes:
+        parameterization: the planner: ``"theorem21"``, ``"theorem23"``, ``"exact"`` or
+            ``"exact_noise"``.
+        gamma: the accuracy gap gamma in (1, 2].
+        beta: the total failure probability beta in (0, 1).
+        epsilon: the output privacy epsilon > 0 (pure DP); not for ``theorem23``.
+        theta: Theorem 21's split of epsilon between the shared and per-step noise (> 0); not for
+            ``theorem23``.
+        epsilon_c: Theorem 23's loss of a run that never halts (> 0); ``theorem23`` only.
+        c_h: Theorem 23's halting-cost factor C_H (> 0); ``theorem23`` only.
+        evaluation_budget_factor: a step may evaluate its mechanism at most
+            ceil(factor * max(lambda_max_t, ln(4/beta_t))) times (>= 1, default e; Lemma 22).
+
+    Raises:
+        InvalidParameter: a value outside its range, or a field the parameterization does not use.
+    """
 
     parameterization: str = "theorem21"
     gamma: float = 1.5
@@ -155,7 +172,18 @@ class GTMParameters:
 
 @dataclass(frozen=True)
 class StreamParameters:
-    """The [stream] table: the input mechanisms' privacy, targets and horizon."""
+    """The [stream] table: the input mechanisms' privacy, targets and horizon.
+
+    Attributes:
+        eps_t: the input mechanisms' privacy eps_t >= 0: one number for every step, or a tuple of
+            exactly ``horizon`` numbers.
+        p_star: the target p*_t in (0, 1): a number or a tuple of ``horizon`` numbers.
+        horizon: the number of steps T >= 1 to plan for.
+        delta_t: delta_t in [0, 1) (a number or a tuple); > 0 turns on purification (Lemma 24).
+
+    Raises:
+        InvalidParameter: a value outside its range or a list of the wrong length.
+    """
 
     eps_t: float | tuple[float, ...]
     p_star: float | tuple[float, ...]
@@ -199,7 +227,24 @@ class StreamParameters:
 
 @dataclass(frozen=True)
 class GTMConfig:
-    """A whole GTM deployment description: the [gtm] and [stream] tables."""
+    """A whole GTM deployment description: the [gtm] and [stream] tables.
+
+    Frozen and validated at construction; every field is documented in ``docs/configuration.md``.
+    Build one with :meth:`load` (a ``.toml`` or ``.json`` file), :meth:`from_toml` or
+    :meth:`from_dict`, and plan it with :func:`gtm_core.planners.make_plan`.
+
+    Attributes:
+        gtm: the [gtm] table (:class:`GTMParameters`).
+        stream: the [stream] table (:class:`StreamParameters`).
+        source: where it was read from (not part of equality or the digest).
+
+    Example:
+        >>> cfg = GTMConfig.load("examples/default.toml")
+        >>> cfg.gtm.parameterization, cfg.stream.horizon
+        ('theorem21', 1000)
+        >>> cfg.with_changes(horizon=10).stream.horizon
+        10
+    """
 
     gtm: GTMParameters
     stream: StreamParameters
@@ -208,6 +253,12 @@ class GTMConfig:
     # -- construction --------------------------------------------------------
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, source: str | None = None) -> "GTMConfig":
+        """A configuration from a mapping ``{"gtm": {...}, "stream": {...}}``.
+
+        Raises:
+            ConfigError: a missing or unknown table or key.
+            InvalidParameter: a value outside its range.
+        """
         if not isinstance(data, Mapping):
             raise ConfigError(f"configuration must be a table, got {type(data).__name__}")
         unknown = set(data) - {"gtm", "stream"}
@@ -244,6 +295,7 @@ class GTMConfig:
 
     @classmethod
     def from_toml(cls, text: str, *, source: str | None = None) -> "GTMConfig":
+        """A configuration from TOML text (``source`` names it in error messages)."""
         data = parse_toml(text, what=source or "text", error=ConfigError)
         return cls.from_dict(data, source=source)
 
@@ -263,6 +315,7 @@ class GTMConfig:
 
     # -- serialisation -------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
+        """The two tables as plain data (lists for per-step values; a default budget factor omitted)."""
         g = {k: v for k, v in dataclasses.asdict(self.gtm).items() if v is not None}
         if g.get("evaluation_budget_factor") == math.e:
             g.pop("evaluation_budget_factor")
@@ -272,9 +325,11 @@ class GTMConfig:
         return {"gtm": g, "stream": s}
 
     def to_toml(self) -> str:
+        """The configuration as TOML text (reads back to an equal configuration)."""
         return tomli_w.dumps(self.to_dict())
 
     def to_json(self) -> str:
+        """The canonical JSON form (sorted keys), the input of :meth:`digest`."""
         return json.dumps(self.to_dict(), sort_keys=True)
 
     def digest(self) -> str:
@@ -283,6 +338,7 @@ class GTMConfig:
 
     # -- convenience ---------------------------------------------------------
     def step(self, t: int) -> StepSpec:
+        """The analyst's inputs at step t (1-based): eps_t, p_star, delta_t."""
         return self.stream.step(t)
 
     def with_changes(self, **changes) -> "GTMConfig":

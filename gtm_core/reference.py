@@ -367,6 +367,33 @@ class GTMRun:
     Public record: ``transcript`` (the outputs a_t as +1/-1 in the *original* orientation:
     +1 = halted, -1 = continued) and ``halted_at``. Evaluation counts N_t are recorded but are
     sensitive (they reveal the noise): read them with :meth:`evaluation_counts`.
+
+    Args:
+        plan: the plan to run (:func:`gtm_core.planners.make_plan`).
+        rng: a :class:`numpy.random.Generator` (treated as reproducible), or
+        seed: an integer seed (tests only: the run says "not for deployment"). With neither,
+            the generator is seeded from the operating system (a deployment).
+
+    Attributes:
+        t: the index of the *next* step (1-based): 1 before the first step, k + 1 after k steps.
+        transcript: list of +1 (halted) / -1 (continued), one per completed step.
+        halted_at: the step at which the run halted, or None.
+        halted: True once the GTM has halted (no further steps).
+        failed: True once a step exceeded its evaluation budget (terminal; no further steps).
+        seeded: True when the randomness is reproducible (not for deployment).
+
+    Example:
+        >>> import numpy as np
+        >>> from gtm_core import GTMConfig, make_plan
+        >>> run = GTMRun(make_plan(GTMConfig.load("examples/default.toml")), seed=0)
+        >>> run.t
+        1
+        >>> run.step(BernoulliMechanism(0.001, np.random.default_rng(1)))   # far below p_bar: continue
+        False
+        >>> run.step(BernoulliMechanism(0.9, np.random.default_rng(2)))     # above p*: halt
+        True
+        >>> run.transcript, run.halted_at, run.t
+        ([-1, 1], 2, 3)
     """
 
     def __init__(self, plan: Plan, rng: np.random.Generator | None = None, *, seed: int | None = None):
@@ -402,10 +429,12 @@ class GTMRun:
 
     @property
     def halted(self) -> bool:
+        """True once the GTM has halted."""
         return self._gtm.halted
 
     @property
     def failed(self) -> bool:
+        """True once a step exceeded its evaluation budget (the terminal failed state)."""
         return self._gtm.failed
 
     def evaluation_counts(self) -> list[int]:
@@ -413,7 +442,17 @@ class GTMRun:
         return list(self._evaluations)
 
     def step(self, mechanism: Callable, data: Any = None) -> bool:
-        """Run the next step on mechanism M_t (an eps_t-DP map data -> +1/-1). Returns True on halt."""
+        """Run the next step on mechanism M_t (an eps_t-DP map data -> +1/-1). Returns True on halt.
+
+        ``mechanism(data)`` must return +1/-1 (or a bool); a mechanism with a ``batch(data, n)``
+        method is evaluated in one call. The step is purified and/or negated as its plan says.
+
+        Raises:
+            EvaluationBudgetExceeded: the step needed more evaluations than its budget; the run
+                is now failed and must not be retried with fresh noise.
+            HaltedError: the run has already halted or failed.
+            MechanismError: the mechanism raised or returned something other than +1/-1.
+        """
         sp: StepPlan = self.plan.step(self.t)
         counter = _CountingMechanism(mechanism_for_step(mechanism, sp, self._rng))
         a = self._gtm.step(
@@ -456,12 +495,21 @@ class _CountingMechanism:
 
 
 def run_reference(plan: Plan, p, rng: np.random.Generator) -> tuple[int, int]:
-    """One run of the reference GTM on a Bernoulli stream p[0..T-1]: (halting step or 0, evaluations)."""
+    """One run of the reference GTM on a Bernoulli stream p[0..T-1]: (outcome code, evaluations).
+
+    The outcome code is that of the target protocol (``docs/protocol.md``): t when the run halted
+    at step t, 0 when it continued through every step, and -t when step t needed more evaluations
+    than its budget (:class:`EvaluationBudgetExceeded`, raised before the mechanism is evaluated):
+    the run stops there, in its terminal failed state - an observable outcome, never retried.
+    """
     p = check_stream("p", p)
     run = GTMRun(plan, rng)
     total = 0
     for t, pt in enumerate(p, start=1):
-        halted = run.step(BernoulliMechanism(float(pt), rng))
+        try:
+            halted = run.step(BernoulliMechanism(float(pt), rng))
+        except EvaluationBudgetExceeded:
+            return -t, total
         total += run.evaluation_counts()[-1]
         if halted:
             return t, total

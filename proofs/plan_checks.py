@@ -41,10 +41,34 @@ from gtm_core.zeta import zeta_enclosure
 ARB_PREC = 256  # bits; every quantity here needs far fewer, the rest is headroom
 
 # A rejection threshold this small relative to the target makes the test useless: the
-# continuation guarantee only covers mechanisms that almost never answer +1. Documented in
-# docs/user_journey.md; `gtm certify` refuses a configuration whose p_bar_t / p*_t drops below
-# it at some step up to the horizon.
+# continuation guarantee only covers mechanisms that almost never answer +1. Documented in the
+# README; `gtm certify` refuses a configuration whose p_bar_t / p*_t drops below it at some step
+# up to the horizon, and `gtm plan` warns about it (exit 1).
 THRESHOLD_RATIO_FLOOR = 1e-4
+
+
+def first_unusable_step(plan):
+    """The first step t <= horizon whose rejection threshold is unusable, p_bar_t < THRESHOLD_RATIO_FLOOR
+    x p*_t (its :class:`~gtm_core.planners.StepPlan`), or None. A float screening for ``gtm plan`` and the
+    refusal's fix search - the certificate checks the same inequality in arb balls. With constant
+    eps_t and p*_t the ratio decreases in t, so step T decides and the first bad step is bisected;
+    with per-step lists every step is looked at."""
+    T = plan.horizon
+    stream = plan.config.stream
+
+    def bad(t):
+        sp = plan.step(t)
+        return not sp.p_bar >= THRESHOLD_RATIO_FLOOR * sp.p_star
+
+    if any(isinstance(getattr(stream, n), tuple) for n in ("eps_t", "p_star")):
+        return next((plan.step(t) for t in range(1, T + 1) if bad(t)), None)
+    if not bad(T):
+        return None
+    lo, hi = 0, T  # bad(hi), and no step <= lo is bad
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if bad(mid) else (mid, hi)
+    return plan.step(hi)
 
 # planners that pick c_t, rho_t from the Chernoff thresholds of Lemma 11 / Lemma 20; the others
 # (exact, exact_noise) pick them from exact tails, so those identities do not apply to them

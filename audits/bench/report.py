@@ -7,7 +7,7 @@ import math
 import statistics
 from pathlib import Path
 
-from ..plotting import NEUTRAL, colour_for, figure, save_png
+from ..plotting import NEUTRAL, figure, legend_outside, save_png, style_for
 from .run import cell_key, row_of
 
 
@@ -29,7 +29,11 @@ def bench_markdown(result: dict) -> str:
              f"{len(result['cells'])}/{result['cells_total']} cells in {result['seconds']:.0f} s"
              + ("" if result["complete"] else " (stopped by the time budget)") + ".", "",
              "Columns: *claimed p_bar* = the mechanism's own accuracy statement at step T; *p_bar* = measured "
-             "rejection threshold (largest constant p whose false-halt rate over T steps is <= beta; method column); "
+             "rejection threshold (largest constant p whose false-halt rate over T steps is <= beta; method column), "
+             "with its 95% interval in brackets for simulated thresholds, or, for the peers solved by quadrature, "
+             "*(sim r [lo, hi])* = the false-halt rate r measured by simulating the peer at that p_bar (its 95% "
+             "Clopper-Pearson interval [lo, hi]), an independent re-check that should cover the target rate "
+             "(beta; beta/2 for Cohen and Ghazi); "
              "*halt@p\\** = Pr[halt at step 1 | p_1 = p*] (Type II check); *p_halt* = smallest p halting at step 1 "
              "w.p. >= 1 - beta; evaluations per step on the null stream (mean / 99th percentile across runs); "
              "*/Thm31* = mean evaluations over the Theorem 31 floor. GTM theorem23 is an ex-post guarantee tuned so "
@@ -125,9 +129,9 @@ def write_plots(result: dict, out_dir) -> list[str]:
         ("p_bar", "corollary30_p_bar_ceiling", "measured rejection threshold p_bar", "pbar_vs_T.png"),
         ("evals_mean", "theorem31_evals_floor", "evaluations per step (mean)", "evaluations_vs_T.png"),
     ):
-        with figure(1, len(pstars), figsize=(5 * len(pstars), 4), squeeze=False) as (fig, axes):
+        with figure(1, len(pstars), figsize=(5 * len(pstars), 4.8), squeeze=False) as (fig, axes):
             draw_slice(axes[0], sl, pstars, names, key, floor_key, ylabel, eps, ratio)
-            fig.tight_layout()
+            fig.tight_layout(rect=(0, 0.14, 1, 1))  # the bottom strip holds the legend
             paths.append(str(save_png(fig, Path(out_dir) / fname)))
     return paths
 
@@ -140,13 +144,13 @@ def draw_slice(axes, sl, pstars, names, key, floor_key, ylabel, eps, ratio) -> N
         for name in names:
             ys = [row_of(c, name)[key] for c in cs]
             if all(y > 0 for y in ys):
-                ax.plot(Ts, ys, marker="o", label=name, color=colour_for(name))
+                ax.plot(Ts, ys, label=name, **style_for(name))
         label = "Corollary 30 ceiling" if key == "p_bar" else "Theorem 31 floor"
-        ax.plot(Ts, [c[floor_key] for c in cs], "--", color=NEUTRAL, label=label)
+        ax.plot(Ts, [c[floor_key] for c in cs], color=NEUTRAL, ls=(0, (1, 1)), lw=2.2, label=label)
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("T")
         ax.set_ylabel(ylabel)
         ax.set_title(f"p*={ps:g}, eps={eps:g}, eps1/eps={ratio:g}")
         ax.grid(True, which="both", alpha=0.3)
-    axes[0].legend(fontsize=7)
+    legend_outside(axes[0].figure, axes, ncol=min(6, len(names) + 1))

@@ -55,11 +55,7 @@ def refusals_for(config, plan, rows, claims, progress) -> list[Refusal]:
 def _ratio_ok_fast(config: GTMConfig) -> bool:
     """Usable threshold at every step, with the planner's own p_bar (theorem21/23/exact share Lambda)."""
     try:
-        plan = make_plan(config)
-        T = config.stream.horizon
-        scalar = not any(isinstance(getattr(config.stream, n), tuple) for n in ("eps_t", "p_star"))
-        ts = [T] if scalar else range(1, T + 1)  # with constant inputs p_bar_t/p*_t decreases in t
-        return all(plan.step(t).p_bar >= PC.THRESHOLD_RATIO_FLOOR * plan.step(t).p_star for t in ts)
+        return PC.first_unusable_step(make_plan(config)) is None
     except (UnsupportedConfiguration, ArithmeticError, TypeError, ValueError):
         return False  # the planner cannot plan it: certainly not a working configuration
 
@@ -165,6 +161,13 @@ def _budget_total(config: GTMConfig, plan, rows, factor: float) -> float:
     return total
 
 
+def budget_bound_words(total: float, beta: float) -> str:
+    """The summed per-step exceed bounds in words: a union bound above 1 is a bound, not a probability."""
+    text = (f"the union bound sum_t Pr[N_t > budget_t] on exceeding it at some step up to the horizon is "
+            f"{total:.3g} > beta = {beta:g}")
+    return text + (" (a bound above 1, not a probability)" if total >= 1 else "")
+
+
 def fix_budget(config: GTMConfig, plan, rows) -> Refusal:
     """The budget is hit with probability above beta: the smallest evaluation_budget_factor that works."""
     beta = config.gtm.beta
@@ -194,8 +197,8 @@ def fix_budget(config: GTMConfig, plan, rows) -> Refusal:
     total = math.fsum(r["budget_exceed_upper"] for r in rows)
     return Refusal(
         "cost.budget-exceed",
-        f"the evaluation budget (factor {config.gtm.evaluation_budget_factor:g} x lambda_bar_t) is exceeded with "
-        f"probability up to {total:.3g} > beta = {beta:g} over the horizon",
+        f"the evaluation budget (factor {config.gtm.evaluation_budget_factor:g} x lambda_bar_t) is too small: "
+        f"{budget_bound_words(total, beta)}",
         f"smallest change that works: evaluation_budget_factor >= {f:g} (3 significant digits)",
         {"smallest_budget_factor": f},
     )

@@ -108,7 +108,8 @@ def exact_thresholds(body: dict) -> dict:
     return {}
 
 
-STEP_MARGINS = dict(left=0.11, right=0.98, bottom=0.15, top=0.9)  # fixed margins: layout engines are slow
+STEP_MARGINS = dict(left=0.11, right=0.98, bottom=0.27, top=0.92)  # fixed margins: layout engines are slow
+STEP_FIGSIZE = (7.5, 4.4)  # the bottom strip holds the legend, outside the data
 
 
 def _finish_log_log(fig, ax, ylabel: str, title: str) -> str:
@@ -119,13 +120,13 @@ def _finish_log_log(fig, ax, ylabel: str, title: str) -> str:
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=2)
     return png_base64(fig)
 
 
 def plot_thresholds(steps: list[dict], exact: dict | None = None) -> str:
     steps = _thin(steps)
-    with figure(margins=STEP_MARGINS) as (fig, ax):
+    with figure(figsize=STEP_FIGSIZE, margins=STEP_MARGINS) as (fig, ax):
         t = [r["t"] for r in steps]
         ax.plot(t, [r["p_star"] for r in steps], label="p*_t (halts at or above)")
         ax.plot(t, [r["p_bar"] for r in steps], label="p_bar_t (continues at or below)")
@@ -141,7 +142,7 @@ def plot_thresholds(steps: list[dict], exact: dict | None = None) -> str:
 
 def plot_lambda_range(steps: list[dict]) -> str:
     steps = _thin(steps)
-    with figure(margins=STEP_MARGINS) as (fig, ax):
+    with figure(figsize=STEP_FIGSIZE, margins=STEP_MARGINS) as (fig, ax):
         t = [r["t"] for r in steps]
         lo = [_num(r["lambda_range"][0]) for r in steps]
         hi = [_num(r["lambda_range"][1]) for r in steps]
@@ -152,7 +153,7 @@ def plot_lambda_range(steps: list[dict]) -> str:
 
 def plot_evaluations(steps: list[dict]) -> str:
     steps = _thin(steps)
-    with figure(margins=STEP_MARGINS) as (fig, ax):
+    with figure(figsize=STEP_FIGSIZE, margins=STEP_MARGINS) as (fig, ax):
         t = [r["t"] for r in steps]
         ev = [_num(r["expected_evaluations"]) for r in steps]
         if all(math.isfinite(e) for e in ev):

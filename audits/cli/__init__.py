@@ -10,6 +10,7 @@ is registered here from a static list. ``python -m audits.cli`` and the console 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -22,9 +23,19 @@ VERBS = {"plan": plan, "prove": prove, "exact": exact, "audit": audit, "certify"
          "deploy": deploy}
 
 
+# where the running code lives: an (editable) source checkout, or a copy in site-packages
+_ROOT = Path(__file__).resolve().parents[2]
+_WHERE = f"{_ROOT} ({'source checkout' if (_ROOT / 'pyproject.toml').is_file() else 'installed copy'})"
+
+
 class _Group(click.Group):
     def main(self, *args, **kwargs):  # usage errors: one line, exit 2
         kwargs.setdefault("standalone_mode", True)
+        argv = kwargs.get("args", args[0] if args else None)
+        if not (sys.argv[1:] if argv is None else list(argv)):  # bare `gtm`: the help, exit 0
+            with click.Context(self, info_name=kwargs.get("prog_name") or "gtm") as ctx:
+                click.echo(self.get_help(ctx))
+            sys.exit(0)
         try:
             return super().main(*args, **{**kwargs, "standalone_mode": False})
         except click.exceptions.Abort:
@@ -41,7 +52,7 @@ class _Group(click.Group):
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="gtm")
+@click.version_option(__version__, prog_name="gtm", message="%(prog)s %(version)s from " + _WHERE.replace("%", "%%"))
 def cli():
     """gtm - a formally cross-checked verification suite for the Generalized Thresholding Mechanism."""
 

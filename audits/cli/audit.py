@@ -1,7 +1,7 @@
 """`gtm audit`: audit a deployment that speaks the JSON-lines target protocol.
 
-    gtm audit --target "python -m audits.serve examples/default.toml" --epsilon 1 --eps-t 0.1 \
-        [--seconds 60] [--seed 0] [--confidence 0.95] [--json out.json] [--report out.md]
+    gtm audit --target "python -m audits.serve examples/default.toml" --epsilon 1 --eps-t 0.1 \\
+        [--seconds 60] [--seed 0] [--confidence 0.95] [--json out.json] [--report out.html]
     gtm audit --target "..." --config examples/default.toml      (epsilon and eps_t from the configuration)
 
 With ``--config`` the claimed epsilon (for theorem23: the largest claimed halting loss up to the
@@ -21,31 +21,42 @@ import click
 
 from gtm_core import GTMConfig
 from gtm_core.errors import InvalidParameter
+from gtm_core.files import write_atomic
 
 from .common import EXIT_CHECK_FAILED, EXIT_OK, UsageFailure, check_writable, guard, parse_float_list, write_json
+
+
+DEFAULT_MAX_T = 50
+WEAK_SAMPLES = 1_000_000  # fewer runs than this: the bound is far from what the target's loss could show
 
 
 @click.command("audit")
 @click.option("--target", "target_cmd", required=True, help="command that speaks the JSON-lines target protocol")
 @click.option("--epsilon", type=float, default=None, help="claimed output privacy epsilon")
-@click.option("--eps-t", "eps_t", default=None, help="input mechanisms' privacy eps_t (a number or a comma list per step)")
+@click.option("--eps-t", "eps_t", default=None,
+              help="input mechanisms' privacy eps_t: one number for every step, or a comma list of one value "
+                   "per step 1..L (the audit's streams then have at most L steps)")
 @click.option("--config", "config_path", default=None,
               help="configuration the deployment claims: epsilon and eps_t are taken from it")
 @click.option("--seconds", type=float, default=60.0, show_default=True, help="hard time budget")
 @click.option("--seed", type=int, default=0, show_default=True, help="seed of the audit (requests carry derived seeds)")
-@click.option("--confidence", type=float, default=0.95, show_default=True)
+@click.option("--confidence", type=float, default=0.95, show_default=True,
+              help="probability that the reported lower bound is below the true privacy loss (in (0, 1))")
 @click.option("--max-samples", type=int, default=None,
               help="total runs budget; with it the audit is bit-for-bit reproducible from --seed")
-@click.option("--max-T", "max_T", type=int, default=50, show_default=True, help="longest stream to try")
+@click.option("--max-T", "max_T", type=int, default=None,
+              help="longest stream to try [default: 50, or the length of a per-step --eps-t list]")
 @click.option("--timeout", type=float, default=60.0, show_default=True, help="seconds to wait for one answer")
 @click.option("--json", "json_path", default=None, help="write the result as JSON")
-@click.option("--report", "report_path", default=None, help="write a Markdown report (+ PNG plot next to it)")
-@click.option("--quiet", is_flag=True, help="no progress bar")
+@click.option("--report", "report_path", default=None,
+              help="write a readable report: PATH.html (one self-contained page) or PATH.md (Markdown), plot embedded")
+@click.option("--quiet", "--no-progress", "quiet", is_flag=True, help="no progress bar on stderr")
 @guard
 def command(target_cmd, epsilon, eps_t, config_path, seconds, seed, confidence, max_samples, max_T, timeout,
             json_path, report_path, quiet):
     """Audit a GTM deployment: lower bound on its privacy loss and a verdict."""
     from ..auditor import audit, audit_parameters, check_eps_t
+    from ..report import render_report, report_format
     from ..targets import SubprocessTarget
     from gtm_core.validation import check_seconds
 
@@ -55,6 +66,11 @@ def command(target_cmd, epsilon, eps_t, config_path, seconds, seed, confidence, 
                 raise click.UsageError(f"Missing option '{name}'.")
     json_out = check_writable(json_path, "--json", protected=[config_path])
     report_out = check_writable(report_path, "--report", protected=[config_path, json_path])
+    if report_out is not None:
+        try:
+            report_fmt = report_format(report_out)
+        except InvalidParameter as exc:
+            raise UsageFailure(f"--report: {exc}") from None
     if not (0 < confidence < 1):
         raise UsageFailure(f"--confidence must be in (0, 1), got {confidence!r}")
     if not seconds > 0:
@@ -65,7 +81,7 @@ def command(target_cmd, epsilon, eps_t, config_path, seconds, seed, confidence, 
         raise UsageFailure(f"--seed must be >= 0, got {seed!r}")
     if max_samples is not None and max_samples < 4000:
         raise UsageFailure(f"--max-samples must be >= 4000, got {max_samples!r}")
-    if max_T < 1:
+    if max_T is not None and max_T < 1:
         raise UsageFailure(f"--max-T must be >= 1, got {max_T!r}")
     try:
         check_seconds("--seconds", seconds)
@@ -82,15 +98,14 @@ def command(target_cmd, epsilon, eps_t, config_path, seconds, seed, confidence, 
             raise UsageFailure(f"--eps-t: {exc}") from None
     if config_path is not None:
         epsilon, eps_arg = _agree_with_config(config_path, epsilon, eps_arg, audit_parameters)
+    max_T = _stream_limit(max_T, eps_arg)
     with SubprocessTarget(target_cmd, timeout=timeout) as target:
         result = audit(target, epsilon=epsilon, eps_t=eps_arg, seconds=seconds, seed=seed, max_samples=max_samples,
                        confidence=confidence, progress=not quiet and sys.stderr.isatty(), max_T=max_T)
-    payload = result.to_dict()
-    write_json(json_out, payload)
+    report_text = render_report(result, report_fmt) if report_out is not None else None  # before any file
+    write_json(json_out, result.to_dict())
     if report_out is not None:
-        from ..report import write_report
-
-        write_report(result, report_out)
+        write_atomic(report_out, report_text)
     w = result.witness
     click.echo(f"verdict: {result.verdict}")
     click.echo(f"epsilon claimed: {result.epsilon_claimed:g}   lower bound ({result.confidence:g} confidence): "
@@ -99,6 +114,10 @@ def command(target_cmd, epsilon, eps_t, config_path, seconds, seed, confidence, 
         click.echo(f"witness: event {w.event}, P = {w.probability_a:.4g} (>= {w.probability_a_lower:.4g}), "
                    f"P' = {w.probability_b:.4g} (<= {w.probability_b_upper:.4g}), {w.n_a:,} runs each")
     click.echo(f"samples: {result.samples:,} in {result.seconds:.1f} s")
+    if result.samples < WEAK_SAMPLES:
+        click.echo(f"gtm: warning: only {result.samples:,} runs in {result.seconds:.0f} s (a slow target or a small "
+                   f"--max-samples): the lower bound is weak and can miss a violation; a larger --seconds or a faster "
+                   f"target tightens it", err=True)
     sys.exit(EXIT_CHECK_FAILED if result.violation else EXIT_OK)
 
 
@@ -113,6 +132,18 @@ def _agree_with_config(path, epsilon, eps_t, audit_parameters):
         if given != wanted:
             raise UsageFailure(f"--eps-t {_show(given)} disagrees with the configuration's eps_t {_show(wanted)}")
     return claimed, eps_cfg
+
+
+def _stream_limit(max_T, eps_t) -> int:
+    """The longest stream to audit. A per-step eps_t list gives the privacy of steps 1..L and nothing
+    beyond - like a configuration's list, which must have length horizon - so the audit stays within
+    L steps, and an explicit --max-T beyond L is refused rather than guessing eps_t for later steps."""
+    if isinstance(eps_t, (int, float)):
+        return DEFAULT_MAX_T if max_T is None else max_T
+    if max_T is not None and max_T > len(eps_t):
+        raise UsageFailure(f"--eps-t has {len(eps_t)} per-step values but --max-T is {max_T}: give one value for "
+                           f"every step up to --max-T (or a single number for all steps)")
+    return min(DEFAULT_MAX_T, len(eps_t)) if max_T is None else max_T
 
 
 def _show(values: list[float]) -> str:

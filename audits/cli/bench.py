@@ -30,13 +30,15 @@ from .common import EXIT_CHECK_FAILED, UsageFailure, check_writable, guard, pars
 @click.option("--ratio", default=None, help="override the eps1/eps grid (comma-separated)")
 @click.option("--p-star", "p_star", default=None, help="override the p* grid (comma-separated)")
 @click.option("--T", "horizons", default=None, help="override the T grid (comma-separated)")
-@click.option("--seed", type=int, default=20261130, show_default=True)
+@click.option("--seed", type=int, default=20261130, show_default=True,
+              help="seed of the grid's simulations (recorded in bench.json)")
 @click.option("--exact-max-T", "exact_max_t", type=int, default=None,
               help="use the exact engine (when installed) for GTM cells with T <= this; simulation beyond "
                    "[default: 10; 0 with --quick, where ~15 s per exact bisection would break the 2-minute budget]")
 @click.option("--no-plots", is_flag=True, help="skip the PNG plots")
+@click.option("--quiet", "--no-progress", "quiet", is_flag=True, help="no progress messages on stderr")
 @guard
-def command(quick, out_dir, json_path, seconds, epsilon, ratio, p_star, horizons, seed, exact_max_t, no_plots):
+def command(quick, out_dir, json_path, seconds, epsilon, ratio, p_star, horizons, seed, exact_max_t, no_plots, quiet):
     """Side-by-side accuracy / sample-complexity table of GTM and its peers (Table 1 of the paper)."""
     json_out = check_writable(json_path)
     out = Path(out_dir)
@@ -63,6 +65,8 @@ def command(quick, out_dir, json_path, seconds, epsilon, ratio, p_star, horizons
     t0 = time.perf_counter()
 
     def progress(i, n, cell):
+        if quiet:
+            return
         click.echo(f"[{i}/{n}] eps={cell['epsilon']:g} eps1/eps={cell['ratio']:g} p*={cell['p_star']:g} "
                    f"T={cell['T']}: {cell['seconds']:.1f} s (total {time.perf_counter() - t0:.0f} s)", err=True)
 

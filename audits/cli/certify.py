@@ -83,7 +83,7 @@ def _report_kind(path: str) -> str:
               help="sign the certificate with this Ed25519 private key (PEM, mode 0600)")
 @click.option("--generate-key", "generate_path", default=None, metavar="KEY",
               help="write a new Ed25519 key pair: KEY (private, 0600) and KEY.pub (public), then exit")
-@click.option("--no-progress", is_flag=True, help="no progress messages on stderr")
+@click.option("--no-progress", "--quiet", "no_progress", is_flag=True, help="no progress messages on stderr")
 @guard
 def command(config_path, horizon, quick, json_path, report_paths, seed, seconds, verify_path, public_key_path,
             rerun, allow_unsigned, sign_path, generate_path, no_progress):

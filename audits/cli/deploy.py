@@ -1,6 +1,6 @@
 """`gtm deploy`: run a persisted, crash-safe GTM deployment (gtm_core.deployment).
 
-    gtm deploy init STATE --config CONFIG [--key PATH] [--seed N] [--json PATH]
+    gtm deploy init STATE CONFIG [--key PATH] [--seed N] [--json PATH]   (or: --config CONFIG)
     gtm deploy status STATE [--key PATH] [--json PATH]
     gtm deploy step STATE (--mechanism-cmd CMD | --bernoulli P) [--steps K] [--timeout S]
                           [--seed N] [--key PATH] [--json PATH]
@@ -79,14 +79,24 @@ def command():
 
 @command.command(name="init")
 @click.argument("state", metavar="STATE")
-@click.option("--config", "config_path", required=True, metavar="CONFIG", help="TOML/JSON configuration")
+@click.argument("config_arg", metavar="[CONFIG]", required=False)
+@click.option("--config", "config_path", default=None, metavar="CONFIG",
+              help="TOML/JSON configuration (or give it as the second argument, as the other verbs take CONFIG)")
 @_key_option
 @click.option("--seed", type=click.IntRange(min=0), default=None,
               help="seed the generator (tests only: marks the deployment 'not for deployment')")
 @_json_option
 @guard
-def init_cmd(state, config_path, key_path, seed, json_path):
-    """Create a deployment at STATE: plan CONFIG, draw eta_1 once, write the state."""
+def init_cmd(state, config_arg, config_path, key_path, seed, json_path):
+    """Create a deployment at STATE: plan CONFIG, draw eta_1 once, write the state.
+
+    CONFIG is the second argument (``gtm deploy init STATE CONFIG``) or ``--config CONFIG``
+    (the earlier form, still accepted); giving both is an error."""
+    if config_arg is not None and config_path is not None:
+        raise click.UsageError("give CONFIG once: as an argument or with --config, not both")
+    config_path = config_arg if config_arg is not None else config_path
+    if config_path is None:
+        raise click.UsageError("Missing argument 'CONFIG' (gtm deploy init STATE CONFIG, or --config CONFIG).")
     out = check_writable(json_path, **deployment_files(state, key_path, config_path))
     config = GTMConfig.load(config_path)
     with Deployment.create(state, config, key_path=key_path, seed=seed) as dep:

@@ -1,12 +1,18 @@
-"""`gtm plan CONFIG [--steps 1,10,100] [--json PATH]`: per-step parameters of a configuration."""
+"""`gtm plan CONFIG [--steps 1,10,100] [--json PATH]`: per-step parameters of a configuration.
+
+Exit codes: 0 the plan is usable; 1 the plan is printed (and written) but unusable - at some step
+up to the horizon the rejection threshold p_bar_t falls below 1e-4 x p*_t (the floor `gtm certify`
+refuses at, ``proofs.plan_checks.THRESHOLD_RATIO_FLOOR``), reason on stderr; 2 bad usage or input.
+"""
 
 from __future__ import annotations
 
 import click
 
 from gtm_core import GTMConfig, make_plan
+from proofs.plan_checks import THRESHOLD_RATIO_FLOOR, first_unusable_step
 
-from .common import UsageFailure, check_writable, guard, parse_int_list, write_json
+from .common import EXIT_CHECK_FAILED, UsageFailure, check_writable, guard, parse_int_list, write_json
 
 _COLUMNS = ("t", "s", "c", "rho", "Lambda", "p_bar", "lambda_max")
 
@@ -14,12 +20,22 @@ _COLUMNS = ("t", "s", "c", "rho", "Lambda", "p_bar", "lambda_max")
 def plan_payload(config: GTMConfig, steps: list[int]) -> dict:
     plan = make_plan(config)
     rows = [plan.step(t).to_dict() for t in steps]
+    bad = first_unusable_step(plan)
     return {
         "config": config.to_dict(),
         "config_sha256": config.digest(),
         "globals": {**plan.globals_dict(), "tau2": rows[0]["tau2"] if rows else None},
         "steps": rows,
+        "usable": bad is None,
+        "warning": None if bad is None else unusable_reason(bad),
     }
+
+
+def unusable_reason(sp) -> str:
+    return (f"unusable configuration: at step t={sp.t} the rejection threshold p_bar_t = {sp.p_bar:.3g} is below "
+            f"{THRESHOLD_RATIO_FLOOR:g} x p*_t = {THRESHOLD_RATIO_FLOOR * sp.p_star:.3g} (Lambda_t = {sp.Lambda:.3g}): "
+            f"the GTM is only guaranteed to continue on mechanisms that almost never answer +1 (lower eps_t "
+            f"or the horizon; `gtm certify` computes the fix)")
 
 
 def format_table(payload: dict) -> str:
@@ -68,3 +84,6 @@ def command(config_path, steps, json_path):
     payload = plan_payload(config, ts)
     click.echo(format_table(payload))
     write_json(out, payload)
+    if not payload["usable"]:
+        click.echo(f"gtm: warning: {payload['warning']}", err=True)
+        raise SystemExit(EXIT_CHECK_FAILED)

@@ -295,14 +295,17 @@ class Deployment:
 
     @property
     def next_step(self) -> int:
+        """The step :meth:`step` runs next (1-based)."""
         return self._body["steps_done"] + 1
 
     @property
     def halted(self) -> bool:
+        """True once the deployment has halted (no further steps)."""
         return self._body["status"] == "halted"
 
     @property
     def failed(self) -> bool:
+        """True once a step failed (budget, mechanism fault, interruption): terminal, never retried."""
         return self._body["status"] == "failed"
 
     @property

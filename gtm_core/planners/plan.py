@@ -62,7 +62,18 @@ STEP_PLANNERS: dict[str, Callable[[GTMConfig, int], StepPlan]] = {n: p.step_plan
 
 @dataclass(frozen=True)
 class Plan:
-    """Global parameters of one GTM run plus a lazy per-step table."""
+    """Global parameters of one GTM run plus a lazy per-step table.
+
+    Build it with :func:`make_plan`. ``plan.step(t)`` is the :class:`StepPlan` of step t
+    (computed on first use and cached); ``plan.steps()`` lists steps 1..horizon.
+
+    Attributes:
+        config: the configuration it was planned from.
+        parameterization: the planner used.
+        tau1: the scale of the shared noise eta_1 ~ Exp(tau1).
+        mu1: the shift mu_1 with Pr[eta_1 > mu_1] <= beta/4 (Lemma 19).
+        epsilon: the uniform pure-DP claim (None for the ex-post ``theorem23``).
+    """
 
     config: GTMConfig
     parameterization: str
@@ -75,9 +86,11 @@ class Plan:
         return self.config.stream.horizon
 
     def step(self, t: int) -> StepPlan:
+        """The parameters of step t (1-based; beyond the horizon only when nothing is per-step)."""
         return plan_step(self.config, check_positive_int("t", t))
 
     def steps(self, ts=None) -> list[StepPlan]:
+        """The :class:`StepPlan` of every step in ``ts`` (default: 1..horizon)."""
         ts = range(1, self.horizon + 1) if ts is None else ts
         try:
             ts = list(ts)
@@ -127,7 +140,26 @@ def uncached_step_plan(config: GTMConfig, t: int) -> StepPlan:
 
 
 def make_plan(config: GTMConfig) -> Plan:
-    """The Plan for a configuration: global noise parameters and a lazy step table."""
+    """The Plan for a configuration: global noise parameters and a lazy step table.
+
+    Args:
+        config: a validated :class:`~gtm_core.config.GTMConfig`; its ``parameterization`` picks
+            the planner (``theorem21``, ``theorem23``, ``exact``, ``exact_noise``).
+
+    Returns:
+        Plan: tau1, mu1 and the per-step parameters (step 1 is computed at once, so an
+        unplannable configuration fails here).
+
+    Raises:
+        InvalidParameter: ``config`` is not a GTMConfig.
+        UnsupportedConfiguration: the configuration cannot be planned (named in the message).
+
+    Example:
+        >>> from gtm_core import GTMConfig
+        >>> plan = make_plan(GTMConfig.load("examples/default.toml"))
+        >>> plan.tau1, plan.step(1).c, plan.step(1).s
+        (3.0, 282, 1)
+    """
     if not isinstance(config, GTMConfig):
         raise InvalidParameter(f"config must be a GTMConfig, got {type(config).__name__}")
     g = config.gtm

@@ -213,4 +213,7 @@ def evaluation_budget(factor: float, lam_bar: float) -> int:
     with _iv_precision():
         f = mpmath.iv.e if factor == math.e else _exact_iv(factor)
         need = _hi(f * _exact_iv(lam_bar))
-    return int(mpmath.ceil(need))
+    # the ceiling from the bound's exact mantissa and exponent: mpmath.ceil would first round it to
+    # the working precision (53 bits), which can round a budget above 2^53 *down* below the bound
+    man, exp = need.man_exp
+    return int(man << exp) if exp >= 0 else -((-int(man)) >> -exp)

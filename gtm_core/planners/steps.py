@@ -23,6 +23,25 @@ class StepPlan:
     ``s = -1`` means the flipped variant: the GTM is fed the negated mechanism
     (success probability q_t = 1 - p_t) with target q*_t = 1 - p*_t.
     Thresholds ``p_star``/``p_bar`` are always in terms of the original p_t.
+
+    Attributes:
+        t: the step (1-based).
+        s: +1 (direct) or -1 (flipped variant).
+        c: the count threshold c_t: the step halts when s_t (K_t - c_t - 1/2) > 0.
+        rho: rho_t, the scale of the Poisson rate lambda_t = rho_t exp(eps_t Z_t).
+        tau2: the scale of the per-step noise eta_{2,t} ~ Exp(tau2).
+        Lambda: the noise range Lambda_t (Theorem 21 / 23).
+        p_bar: the rejection threshold: the GTM continues (w.h.p.) past a step with p_t <= p_bar.
+        lambda_max: lambda_max_t, the largest rate on the good event (Lemma 22).
+        eps_t: the input mechanism's privacy at this step.
+        p_star: the target p*_t.
+        delta_t: the input mechanism's delta_t (0 = pure).
+        beta_t: this step's share of the failure probability beta.
+        beta_I: the Type I error allowance (continuing although p_t >= p*_t).
+        beta_II: the Type II error allowance (halting although p_t <= p_bar_t).
+        phi: the purification crossover phi_t (Lemma 24; 0 when delta_t = 0).
+        evaluation_budget: the most mechanism evaluations this step may make.
+        budget_exceed_probability: an upper bound on Pr[N_t > evaluation_budget].
     """
 
     t: int

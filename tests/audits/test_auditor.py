@@ -92,3 +92,49 @@ def test_eps_t_zero_at_some_steps_is_audited_with_identical_neighbours_there(pla
     with pytest.raises(InvalidParameter, match="eps_t"):
         audit(SimulatorTarget(plan), epsilon=1.0, eps_t=[0.1, -0.1], seconds=None, max_samples=40_000,
               progress=False)
+
+
+# ---------------------------------------------------------------------------
+# budget stops (docs/protocol.md: -t = stopped at step t on the evaluation budget; issue 13, item 4)
+# ---------------------------------------------------------------------------
+
+
+def _with_stops(plan, stop_probability):
+    """A deployment whose runs halt as the GTM's do, except that a share stop at step 1 on their
+    evaluation budget (outcome -1), with probability ``stop_probability(p)``."""
+    sim = SimulatorTarget(plan)
+
+    def fn(p, n, seed):
+        halt = sim.sample(p, n, seed).halt.copy()
+        halt[np.random.default_rng([seed, 1]).random(n) < stop_probability(p)] = -1
+        return halt
+
+    return CallableTarget(fn)
+
+
+def test_stops_that_do_not_depend_on_the_data_are_private(plan):
+    # a correct deployment's budget decision depends on the noise only: the same stop rate on
+    # every stream. alpha = 1 - confidence = 0.05, seed 0.
+    r = audit(_with_stops(plan, lambda p: 0.05), epsilon=1.0, eps_t=0.1, seconds=None, max_samples=200_000,
+              seed=0, progress=False)
+    assert r.verdict == "no-violation-found"
+
+
+def test_stops_that_depend_on_the_data_are_flagged(plan):
+    # power companion: a budget check that looks at the data (stop rate (p_1 / 0.3)^12, a factor
+    # e^1.2 between neighbours at eps_t = 0.1) leaks through the stop outcome alone
+    r = audit(_with_stops(plan, lambda p: min(1.0, (p[0] / 0.3) ** 12)), epsilon=1.0, eps_t=0.1, seconds=None,
+              max_samples=200_000, seed=0, progress=False)
+    assert r.violation and "-1" in r.witness.event
+
+
+def test_the_reference_gtm_is_audited_through_its_budget_stops():
+    # the README snippet's ReferenceTarget on a plan whose runs often stop on their budget: stops are
+    # outcomes, never an EvaluationBudgetExceeded out of the audit
+    from audits.targets import ReferenceTarget
+
+    plan = make_plan(GTMConfig.load("examples/unsafe_budget.toml"))
+    r = audit(ReferenceTarget(plan), epsilon=1.0, eps_t=0.001, seconds=None, max_samples=8_000, seed=0,
+              progress=False, max_T=3)
+    stops = {e.event: e for e in r.per_event}["stop"]
+    assert stops.count > 0 and stops.count_prime > 0

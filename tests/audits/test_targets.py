@@ -2,6 +2,8 @@
 
 import sys
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -39,8 +41,8 @@ def test_reference_target_runs(plan):
 
 @pytest.mark.parametrize("answer,msg", [
     ([1, 2], "expected 3"),
-    ([0, 1, 7], "outside 0..2"),
-    ([0, 1, -1], "outside"),
+    ([0, 1, 7], "outside -2..2"),
+    ([0, 1, -3], "outside -2..2"),
     ([0.5, 1, 1], "not integers"),
     (["a", 1, 1], "not integers"),
 ])
@@ -196,3 +198,17 @@ def test_deeply_nested_json_from_a_target_is_a_target_error():
 def test_absurd_timeouts_are_refused(timeout):
     with pytest.raises(InvalidParameter, match="timeout must be a number of seconds"):
         SubprocessTarget(SERVE, timeout=timeout)
+
+
+def test_budget_stop_codes_are_accepted():
+    # -t: stopped at step t on the evaluation budget (docs/protocol.md)
+    s = CallableTarget(lambda p, n, seed: [0, -1, -2]).sample([0.1, 0.2], 3, seed=0)
+    assert s.halt.tolist() == [0, -1, -2]
+
+
+def test_reference_target_answers_budget_stops():
+    # evaluation_budget_factor = 1: most runs on an all-zero stream stop on their budget, and the
+    # reference target answers -t instead of raising EvaluationBudgetExceeded (issue 13, item 4)
+    plan = make_plan(GTMConfig.load(Path(__file__).resolve().parents[2] / "examples" / "unsafe_budget.toml"))
+    halt = ReferenceTarget(plan).sample([0.0] * 20, 20, seed=0).halt
+    assert (halt < 0).sum() >= 10 and halt.min() >= -20

@@ -118,6 +118,8 @@ def test_one_cell_end_to_end():
     result["checks"] = checks(result)
     md = bench_markdown(result)
     assert "gtm-theorem21" in md and "Theorem 31" in md
+    # the quadrature peers' simulated re-check is explained in the legend
+    assert "(sim " in md and "*(sim r [lo, hi])* = the false-halt rate r measured by simulating" in md
     assert result["checks"]["table1"]["comparisons"] == 3
 
 

@@ -54,3 +54,21 @@ def test_unplannable_configuration_is_refused_not_crashed():
     assert cert.verdict == "refused"
     assert cert.claim("accuracy.plannable").status == "fail"
     assert "largest_eps_t" in cert.refusals[0].fix_values
+
+
+def test_huge_budgets_are_no_planner_defect():
+    # issue 13, item 6: eps_t = 2 on the default example has budgets of 1e27..1e60; they used to be
+    # rounded below e * lambda_bar at some steps (cost.evaluation-bound failed at step 4 first, the
+    # refusal said "planner defect; please report it"). Now the only refusal is the real one.
+    d = derive(_cfg(eps_t=2.0, horizon=25))
+    assert next(c for c in d.claims if c.id == "cost.evaluation-bound").status == "pass"
+    assert [r.claim_id for r in d.refusals] == ["accuracy.rejection-threshold"]
+    assert all("planner defect" not in r.fix for r in d.refusals)
+    assert d.refusals[0].fix_values["largest_eps_t"] > 0
+
+
+def test_budget_refusal_calls_a_union_bound_above_1_a_bound():
+    d = derive(_cfg("examples/unsafe_budget.toml", horizon=100))
+    (r,) = [r for r in d.refusals if r.claim_id == "cost.budget-exceed"]
+    assert "union bound" in r.reason and "(a bound above 1, not a probability)" in r.reason
+    assert "with probability up to" not in r.reason

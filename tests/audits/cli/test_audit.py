@@ -27,7 +27,40 @@ def test_violation_exit_1_with_json_and_report(tmp_path):
         assert key in d
     assert d["verdict"] == "violation"
     text = rep.read_text()
-    assert "verdict" in text and "r.png" in text and (tmp_path / "r.png").stat().st_size > 1000
+    assert text.startswith("# GTM privacy audit") and "**verdict**: violation" in text
+    assert "data:image/png;base64," in text and sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "r.md"]
+
+
+def test_report_suffix_is_checked_before_any_work(tmp_path):
+    out = tmp_path / "r.json"
+    res = _run(["--target", SERVE, "--epsilon", "1", "--eps-t", "0.1", "--json", str(out),
+                "--report", str(tmp_path / "r.txt"), "--quiet"])
+    assert res.exit_code == 2 and "must end in .html, .htm or .md" in res.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_html_report_and_no_progress_alias(tmp_path):
+    rep = tmp_path / "a.html"
+    res = _run(["--target", SERVE, "--epsilon", "1", "--eps-t", "0.1", "--max-samples", "20000", "--max-T", "3",
+                "--seconds", "60", "--report", str(rep), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert rep.read_text().startswith("<!DOCTYPE html>") and [p.name for p in tmp_path.iterdir()] == ["a.html"]
+    # 20,000 runs: the audit says its bound is weak (issue 13, item 9)
+    assert "gtm: warning: only " in res.output and "the lower bound is weak" in res.output
+
+
+def test_eps_t_list_covers_every_audited_step(tmp_path):
+    # like a configuration's per-step list (length horizon), a --eps-t list gives steps 1..L only:
+    # an explicit --max-T beyond it is refused (no silent reuse of the last value) ...
+    res = _run(["--target", SERVE, "--epsilon", "1", "--eps-t", "0.1,0.2", "--max-T", "5", "--quiet"])
+    assert res.exit_code == 2 and "--eps-t has 2 per-step values but --max-T is 5" in res.output
+    # ... and without --max-T the audit's streams stay within the list
+    out = tmp_path / "a.json"
+    res = _run(["--target", SERVE, "--epsilon", "1", "--eps-t", "0.1,0.1", "--max-samples", "20000",
+                "--seconds", "60", "--json", str(out), "--quiet"])
+    assert res.exit_code == 0, res.output
+    w = json.loads(out.read_text())["witness"]
+    assert len(w["p"]) <= 2 and len(w["p_prime"]) <= 2
 
 
 def test_correct_exit_0(tmp_path):

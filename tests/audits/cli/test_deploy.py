@@ -108,6 +108,7 @@ def test_mechanism_command_faults_fail_the_deployment(state, tmp_path, body, kin
     (["deploy", "status", "{state}", "--json", "/nonexistent/dir/o.json"], "does not exist"),
     (["deploy", "bogus"], "No such command"),
     (["deploy", "init", "{state}"], "--config"),
+    (["deploy", "init", "{state}", EXAMPLE, "--config", EXAMPLE], "not both"),
 ])
 def test_bad_usage_is_one_line_exit_2(state, args, match):
     args = [a.replace("{state}", state) for a in args]
@@ -130,3 +131,10 @@ def test_real_subprocess_one_line_error_and_exit_code(tmp_path):
                        capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
     assert p.returncode == 2 and p.stdout == ""
     assert p.stderr.count("\n") == 1 and "already exists" in p.stderr
+
+
+def test_init_takes_config_as_an_argument_too(state):
+    # issue 13, item 7: CONFIG is positional in every other verb; --config stays accepted
+    r = _invoke(["deploy", "init", state, EXAMPLE])
+    assert r.exit_code == 0, r.output
+    assert "created deployment" in r.output

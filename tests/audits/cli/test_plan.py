@@ -248,3 +248,38 @@ def test_exact_noise_example_keeps_theorem21s_threshold_with_a_smaller_c():
     for row, row21 in zip(rows, ref):
         assert row[1] == row21[1] and row[4:6] == row21[4:6]  # s, Lambda, p_bar as theorem21
         assert int(row[2]) < int(row21[2]) and float(row[3]) < float(row21[3])
+
+
+# ---------------------------------------------------------------------------
+# unusable configurations (issue 13, item 6): printed, then refused with the reason, exit 1
+# ---------------------------------------------------------------------------
+
+
+def test_unusable_configuration_exits_1_with_the_reason(tmp_path):
+    cfg = tmp_path / "eps2.toml"
+    cfg.write_text((ROOT / "examples" / "default.toml").read_text().replace("eps_t = 0.1", "eps_t = 2.0"))
+    out = tmp_path / "plan.json"
+    r = subprocess.run([sys.executable, "-m", "audits.cli", "plan", str(cfg), "--json", str(out)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1, r.stderr
+    assert r.stdout.startswith("parameterization=theorem21")
+    assert r.stderr.count("\n") == 1 and "unusable configuration: at step t=1" in r.stderr
+    d = json.loads(out.read_text())
+    assert d["usable"] is False and "t=1" in d["warning"]
+
+
+def test_usable_configuration_says_so_in_the_json(tmp_path):
+    out = tmp_path / "plan.json"
+    assert run(ROOT / "examples" / "default.toml", "--json", out).exit_code == 0
+    d = json.loads(out.read_text())
+    assert d["usable"] is True and d["warning"] is None
+
+
+def test_first_unusable_step_is_the_first_below_the_floor():
+    from proofs.plan_checks import THRESHOLD_RATIO_FLOOR, first_unusable_step
+
+    plan = make_plan(GTMConfig.load(ROOT / "examples" / "unsafe_vanishing_threshold.toml"))
+    sp = first_unusable_step(plan)
+    assert sp is not None and sp.t == 2
+    s1 = plan.step(1)
+    assert s1.p_bar >= THRESHOLD_RATIO_FLOOR * s1.p_star > sp.p_bar

@@ -8,7 +8,11 @@
   witnesses run on wall / CPU-time budgets, so only their ids, statements, witness kinds and
   statuses are compared).
 
-Fixture commands (from the repository root, at f9d3f6d):
+The audit fixture was regenerated once, by issue 13 item 4: the budget-stop events ("stop=t", "stop")
+joined the pre-registered event space, which adds their (empty) rows to ``per_event`` and widens the
+Bonferroni intervals and the selection's ranking pessimism; witness, bound and verdict are unchanged.
+
+Fixture commands (from the repository root, at f9d3f6d; the audit one again after issue 13 item 4):
     python -m audits.cli audit --target "python -m audits.serve examples/default.toml" --epsilon 1 \
         --eps-t 0.1 --seed 3 --max-samples 200000 --seconds 600 --json audit_seed3.json
     python -m audits.cli certify examples/default.toml --quick --seed 1 --json cert_quick.json

@@ -82,3 +82,55 @@ def test_overflowing_configuration_is_a_typed_error():
                                "stream": {"eps_t": 0.1, "p_star": 0.5, "horizon": 5}})
     with pytest.raises(UnsupportedConfiguration, match="overflows"):
         make_plan(cfg)
+
+
+# ---------------------------------------------------------------------------
+# evaluation budgets beyond 2^53 (issue 13, item 6: `gtm certify` on eps_t = 2 reported a "planner
+# defect" - cost.evaluation-bound failed at 129 of 1000 steps)
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lam_bar", [3.858551389804523e+34, 8.91580001858545e+26, 1e17, 12345.678, 2.0 ** 60])
+def test_evaluation_budget_is_the_rigorous_ceiling_even_beyond_2_53(lam_bar):
+    import math
+
+    from flint import arb, ctx
+
+    from gtm_core.planners.rounding import evaluation_budget
+
+    b = evaluation_budget(math.e, lam_bar)
+    old = ctx.prec
+    ctx.prec = 256
+    try:
+        need = arb(1).exp() * arb(Fraction(lam_bar).numerator) / arb(Fraction(lam_bar).denominator)
+        assert arb(b) >= need          # an upper bound: Lemma 22(1) holds with this budget
+        assert arb(b - 1) < need       # and the smallest integer that is one
+    finally:
+        ctx.prec = old
+
+
+def test_rounding_through_mpmath_ceil_was_the_defect():
+    # companion: the old last line, int(mpmath.ceil(bound)), rounds the 60-digit bound to mpmath's
+    # 53-bit working precision first and lands below e * lambda_bar for this step of the eps_t = 2
+    # configuration; the exact ceiling does not
+    import mpmath
+    from flint import arb, ctx
+
+    from gtm_core.planners.rounding import evaluation_budget
+
+    lam_bar = 3.858551389804523e+34
+    old_dps = mpmath.iv.dps
+    mpmath.iv.dps = 60
+    try:
+        bound = (mpmath.iv.e * mpmath.iv.mpf(lam_bar)).b
+    finally:
+        mpmath.iv.dps = old_dps
+    old_budget = int(mpmath.ceil(bound))
+    prec = ctx.prec
+    ctx.prec = 256
+    try:
+        need = arb(1).exp() * arb(int(lam_bar))  # lam_bar is an integer-valued float here
+        assert arb(old_budget) < need
+        assert arb(evaluation_budget(math.e, lam_bar)) >= need
+    finally:
+        ctx.prec = prec
