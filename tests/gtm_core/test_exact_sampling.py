@@ -571,3 +571,81 @@ def test_count_law_at_fixed_etas():
 def test_count_law_at_fixed_etas_has_power_lambda_off_by_one_percent():
     counts, probs = _count_law_at_fixed_etas(40.0 * 1.01, N_DEFAULT, seed=105)
     assert g_test(counts, probs) < ALPHA
+
+
+# ---------------------------------------------------------------------------
+# (c) the float64 path's deviation, made concrete (docs/deployment.md, "Exact sampling")
+# ---------------------------------------------------------------------------
+
+
+def _untemper(y: int) -> int:
+    """Inverse of MT19937's output tempering."""
+    y ^= y >> 18
+    y ^= (y << 15) & 0xEFC60000
+    res = y
+    for _ in range(5):
+        res = y ^ ((res << 7) & 0x9D2C5680)
+    y = res & 0xFFFFFFFF
+    res = y
+    for _ in range(3):
+        res = y ^ (res >> 11)
+    return res & 0xFFFFFFFF
+
+
+def _forced_generator(outputs32):
+    """A numpy Generator whose MT19937 returns the given 32-bit words next (state surgery:
+    the key words are the untempered outputs and the position is 0)."""
+    bg = np.random.MT19937(0)
+    st = bg.state
+    key = st["state"]["key"].copy()
+    for i, o in enumerate(outputs32):
+        key[i] = _untemper(o)
+    st["state"]["key"], st["state"]["pos"] = key, 0
+    bg.state = st
+    return np.random.Generator(bg)
+
+
+def _force_double(k: int) -> list[int]:
+    """32-bit words making MT19937's next_double return k / 2^53 (a = k >> 26, b = k mod 2^26)."""
+    return [(k >> 26) << 5, (k & ((1 << 26) - 1)) << 6]
+
+
+ZIGGURAT_EXP_R = 7.69711747013104972  # numpy's ziggurat base-layer edge (ziggurat_constants.h)
+
+
+def test_numpy_exponential_has_a_maximum_the_exact_law_exceeds():
+    """numpy's exponential: the only unbounded branch is r - log1p(-U), U = k 2^-53 <= 1 - 2^-53,
+    so it never exceeds M = r + 53 ln 2 = 44.4339...; forced bits reach M exactly. The exact
+    law gives Pr[E > M tau] = e^{-M} = 5.06e-20; numpy gives 0 (an infinite privacy-loss ratio
+    on that event)."""
+    g = _forced_generator([0xFFFFFFFF, 0xFFFFF807, 0xFFFFFFFF, 0xFFFFFFFF])  # idx 0, tail, U max
+    m = g.standard_exponential()
+    assert m == ZIGGURAT_EXP_R + 53 * math.log(2) == 44.43391803980815
+    with mpmath.workdps(40):
+        p_exact = mpmath.exp(-mpmath.mpf(m))
+    assert 5.0e-20 < p_exact < 5.1e-20
+    # the exact sampler reaches beyond M: U < 2^-70 gives E > 70 ln 2 = 48.5
+    e = LazyExponential(1.0, LazyUniform(ScriptedBits("0" * 70 + "1")))
+    assert e.enclosure(64) > arb(m)
+
+
+def test_numpy_poisson_underweights_a_tiny_lambda_by_one_eighth():
+    """numpy's Poisson for lambda < 10 (multiplication method): N >= 1 iff U > fl(e^-lambda),
+    U = k 2^-53. At lambda = 2^-50, fl(e^-lambda) = 1 - 8 2^-53, so Pr_numpy[N >= 1] = 7 2^-53
+    exactly, while the exact law gives 1 - e^{-2^-50} ~ 8 2^-53: ratio 8/7 (privacy-loss units:
+    ln(8/7) = 0.134). Forced bits show numpy's boundary at k = 2^53 - 8 / 2^53 - 7."""
+    lam = 2.0 ** -50
+    assert math.exp(-lam) == 1 - 8 * 2.0 ** -53
+    below = _forced_generator(_force_double(2**53 - 8) + _force_double(0)).poisson(lam)
+    above = _forced_generator(_force_double(2**53 - 7) + _force_double(0)).poisson(lam)
+    assert (below, above) == (0, 1)  # so Pr_numpy[N >= 1] = #{k >= 2^53 - 7} / 2^53 = 7 / 2^53
+    with mpmath.workdps(40):
+        p_exact = -mpmath.expm1(-mpmath.mpf(2) ** -50)
+        ratio = p_exact / (7 * mpmath.mpf(2) ** -53)
+    assert abs(ratio - mpmath.mpf(8) / 7) < 1e-14
+    # the exact sampler puts U = 1 - 7.5 2^-53 (numpy: N = 0) on the correct side: N = 1
+    bits = format(2**54 - 15, "054b")  # 1 - 15 2^-54
+    k = poisson_inverse(LazyUniform(ScriptedBits(bits)), ExactConstant(lam), limit=10)
+    assert k == 1
+    # below 2^-54 numpy never returns N >= 1 at all (e^-lambda rounds to 1)
+    assert math.exp(-2.0 ** -55) == 1.0
