@@ -54,7 +54,7 @@ from .lazy import (
     PrecisionLimitExceeded,
     exact_arb,
 )
-from .poisson import START_PREC, bernoulli_count, poisson_cdf, poisson_inverse
+from .poisson import START_PREC, bernoulli_count, poisson_cdf, poisson_inverse, poisson_pmf
 from .step import (
     MAX_UNBUDGETED_COUNT,
     PoissonMean,
@@ -85,6 +85,7 @@ __all__ = [
     "exact_arb",
     "poisson_cdf",
     "poisson_inverse",
+    "poisson_pmf",
     "bernoulli_count",
     "SharedNoise",
     "PoissonMean",

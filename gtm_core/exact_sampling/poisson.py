@@ -28,6 +28,7 @@ from .lazy import GUARD_BITS, MAX_BITS, LazyReal, LazyUniform, PrecisionLimitExc
 __all__ = [
     "START_PREC",
     "poisson_cdf",
+    "poisson_pmf",
     "poisson_inverse",
     "bernoulli_count",
 ]
@@ -44,6 +45,50 @@ def poisson_cdf(n: int, lam: arb) -> arb:
     if n < 0:
         return arb(0)
     return lam.gamma_upper(n + 1, regularized=1)
+
+
+def poisson_pmf(n: int, lam: arb) -> arb:
+    """Pr[Po(lambda) = n] = exp(-lambda + n ln lambda - ln n!) as an arb ball (n >= 0)."""
+    if n == 0:
+        return (-lam).exp()
+    return (-lam + lam.log() * n - arb(n + 1).lgamma()).exp()
+
+
+#: Largest distance walked from an anchor CDF value with pmf terms instead of a new evaluation.
+WALK = 64
+
+
+class _CdfCache:
+    """F(n; lambda) at one precision: one incomplete-gamma evaluation at an anchor, neighbours by
+    adding or subtracting pmf terms (F(n) = F(a) + sum_{a<j<=n} p(j)); all in arb."""
+
+    def __init__(self, lam: arb):
+        self.lam = lam
+        self.anchor: int | None = None
+        self.f_anchor: arb | None = None
+        self.p_anchor: arb | None = None
+
+    def __call__(self, n: int) -> arb:
+        if n < 0:
+            return arb(0)
+        a = self.anchor
+        if a is None or abs(n - a) > WALK:
+            self.anchor, self.f_anchor, self.p_anchor = n, poisson_cdf(n, self.lam), None
+            return self.f_anchor
+        if n == a:
+            return self.f_anchor
+        if self.p_anchor is None:
+            self.p_anchor = poisson_pmf(a, self.lam)
+        lam, f, p = self.lam, self.f_anchor, self.p_anchor
+        if n > a:
+            for j in range(a + 1, n + 1):
+                p = p * lam / j
+                f = f + p
+        else:
+            for j in range(a, n, -1):  # F(j - 1) = F(j) - p(j); p(j - 1) = p(j) j / lambda
+                f = f - p
+                p = p * j / lam
+        return f
 
 
 def _proposal(u: float, lam: float) -> float:
@@ -84,13 +129,14 @@ def poisson_inverse(u: LazyUniform, lam: LazyReal, *, limit: int) -> int | None:
             if guess is None:
                 g = _proposal(float(ub.mid()), float(lb.mid()))
                 guess = limit if not math.isfinite(g) else int(min(max(math.ceil(g - 0.5), 0), limit))
+            cdf = _CdfCache(lb)
             while True:
                 if hi is not None and lo == hi:
                     return lo
                 cand = min(max(guess, lo), limit if hi is None else hi - 1)
                 if not (lb > 0):  # lambda's ball still touches 0: refine
                     break
-                f = poisson_cdf(cand, lb)
+                f = cdf(cand)
                 if ub <= f:  # certainly U <= F(cand): N <= cand
                     hi, d = cand, -1
                 elif ub > f:  # certainly U > F(cand): N > cand
