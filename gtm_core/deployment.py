@@ -97,22 +97,24 @@ A Python callable cannot be forcibly stopped: with a time limit it runs in a dae
 and on timeout the deployment is failed and the thread abandoned (its results are ignored).
 :class:`CommandMechanism` runs the mechanism as a subprocess and kills it on timeout.
 
-Floating point (Mironov 2012)
------------------------------
-eta_1, eta_{2,t} come from numpy's ``Generator.exponential`` and N_t from
-``Generator.poisson``, in float64. No floating-point value derived from the noise is released
-(a step releases one bit; the data enter only through the integer K_t), so the attack on
-textbook floating-point Laplace - reading the low-order bits of a released x + noise - has
-nothing to read. The sampled laws are still only approximations of Exp(tau) and Po(lambda)
-(finite grid; numpy's exponential never exceeds about 44 tau), and the paper's pure-DP proof
-assumes the exact laws; the deviation is not bounded rigorously here. See docs/deployment.md.
+Exact sampling (state version 2)
+--------------------------------
+Every random quantity of a step - eta_1, eta_{2,t}, N_t and purification's flips - is drawn
+exactly from random bits (:mod:`gtm_core.exact_sampling`; no float decides an outcome). eta_1 is
+a lazily refined random real: the state stores its drawn bits (``secret.eta1_bits``, a
+fixed-width hex string, so the file size does not reveal how many bits were drawn). A step that
+needs more bits of eta_1 appends to them in phase 1, and they are persisted by the write-ahead
+record (phase 2) before the mechanism runs; bits lost in a crash before phase 2 never met the
+data, and drawing them afresh leaves the joint law unchanged (they are uniform given the
+stored prefix). The stored prefix is never redrawn. A version-1 state (eta_1 drawn by the
+float64 sampler) is refused: it cannot be made exact after the fact. See docs/deployment.md.
 
 Randomness
 ----------
-The default generator is seeded from the operating system, anew on every :meth:`open`; its
-state is never stored. A caller-supplied generator or seed marks the deployment ``seeded``
-(sticky: the flag is stored and stays set for the life of the deployment), and every output
-(``repr``, status, JSON, CLI) then carries :data:`NOT_FOR_DEPLOYMENT`.
+Without a seed every bit comes from the operating system's CSPRNG (:class:`SystemBits`). A
+caller-supplied numpy generator or seed (bits from it: reproducible) marks the deployment
+``seeded`` (sticky: the flag is stored and stays set for the life of the deployment), and every
+output (``repr``, status, JSON, CLI) then carries :data:`NOT_FOR_DEPLOYMENT`.
 """
 
 from __future__ import annotations
@@ -123,7 +125,6 @@ import hashlib
 import hmac
 import json
 import logging
-import math
 import os
 import secrets as _secrets
 import select
@@ -150,8 +151,17 @@ from .errors import (
     MechanismError,
     StateError,
 )
+from .exact_sampling import (
+    BitSource,
+    GeneratorBits,
+    LazyUniform,
+    PrecisionLimitExceeded,
+    SeededBits,
+    SharedNoise,
+    SystemBits,
+)
 from .planners import Plan, StepPlan, make_plan
-from .reference import GTM, NOT_FOR_DEPLOYMENT, _count_positive, default_rng, mechanism_for_step
+from .reference import GTM, NOT_FOR_DEPLOYMENT, _count_positive
 
 __all__ = [
     "Deployment",
@@ -166,7 +176,7 @@ __all__ = [
 logger = logging.getLogger("gtm_core.deployment")
 
 STATE_FORMAT = "gtm-deployment-state"
-STATE_VERSION = 1
+STATE_VERSION = 2  # 2: exact sampling (eta_1 stored as its drawn bits); 1: float64 eta_1 (refused)
 _KEY_HEADER = "gtm-deployment-key v1 "
 _MAX_STATE_BYTES = 256 * 1024 * 1024
 _STATUSES = ("running", "halted", "failed")
@@ -177,6 +187,7 @@ FAILURE_KINDS = (
     "interrupted",
     "crashed_during_step",
     "state_write_failed",
+    "precision_limit_exceeded",
 )
 
 # Fault-injection point for the crash tests: called with a point name at every step of the
@@ -321,6 +332,13 @@ def _unseal(data: bytes, key: bytes, path: Path) -> dict:
         raise StateError(f"state file {where} is corrupted (not a JSON document)") from None
     if not isinstance(doc, dict) or doc.get("format") != STATE_FORMAT:
         raise StateError(f"state file {where} is not a gtm deployment state")
+    if doc.get("version") == 1:
+        raise StateError(
+            f"state file {where} is a version-1 state whose eta_1 was drawn by the float64 sampler; "
+            "it cannot be made exact after the fact, so this version refuses to resume it: retire "
+            "it and start a new deployment with 'gtm deploy init' (a new, separately accounted "
+            "privacy expense)"
+        )
     if doc.get("version") != STATE_VERSION:
         raise StateError(f"state file {where} has unsupported version {doc.get('version')!r}")
     body, digest, mac = doc.get("body"), doc.get("sha256"), doc.get("hmac_sha256")
@@ -433,9 +451,13 @@ def _validate_body(body: dict, where: str) -> None:
     for name in ("pending_step", "halted_at", "failure"):
         if name not in body:
             bad(f"missing field {name!r}")
-    eta1 = body["secret"].get("eta1")
-    if not isinstance(eta1, float) or not math.isfinite(eta1) or eta1 < 0:
-        bad("the stored noise is not a finite non-negative number")
+    bits = body["secret"].get("eta1_bits")
+    if set(body["secret"]) != {"eta1_bits"} or not isinstance(bits, str):
+        bad("the stored noise is not a bit string")
+    try:
+        LazyUniform.from_hex(bits, SystemBits())
+    except InvalidParameter:
+        bad("the stored noise is not a valid bit string")
     if body["status"] not in _STATUSES:
         bad(f"unknown status {body['status']!r}")
     done = body["steps_done"]
@@ -486,15 +508,19 @@ class Deployment:
     # -- construction --------------------------------------------------------------------------
     @classmethod
     def _new(cls, path: Path, key_path: Path, key: bytes, body: dict, config: GTMConfig,
-             plan: Plan, rng: np.random.Generator, lock_fd: int) -> "Deployment":
+             plan: Plan, source: BitSource, lock_fd: int) -> "Deployment":
         self = object.__new__(cls)
         self._path, self._key_path, self._key = path, key_path, key
         self._body, self._config, self._plan = body, config, plan
-        self._rng, self._lock_fd = rng, lock_fd
+        self._source, self._lock_fd = source, lock_fd
         self._broken = False
-        self._gtm = GTM._restore(rng, eta1=body["secret"]["eta1"], mu1=plan.mu1,
-                                 steps_taken=body["steps_done"])
+        noise = SharedNoise.from_secret_hex(body["secret"]["eta1_bits"], plan.tau1, plan.mu1, source)
+        self._gtm = GTM._restore_exact(source, noise, steps_taken=body["steps_done"])
         return self
+
+    def _secret(self) -> dict:
+        """eta_1's drawn bits as stored (fixed width)."""
+        return {"eta1_bits": self._gtm._noise.secret_hex()}
 
     @staticmethod
     def _paths(path, key_path) -> tuple[Path, Path, Path]:
@@ -530,16 +556,17 @@ class Deployment:
         return fd
 
     @staticmethod
-    def _rng_for(rng, seed) -> tuple[np.random.Generator, bool]:
+    def _rng_for(rng, seed) -> tuple[BitSource, bool]:
+        """(bit source, seeded): the OS CSPRNG unless a generator or seed is given."""
         if rng is not None and seed is not None:
             raise InvalidParameter("pass either rng or seed, not both")
         if rng is not None:
             if not isinstance(rng, np.random.Generator):
                 raise InvalidParameter(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-            return rng, True
+            return GeneratorBits(rng), True
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
             raise InvalidParameter(f"seed must be a non-negative integer, got {seed!r}")
-        return default_rng(seed)
+        return (SystemBits(), False) if seed is None else (SeededBits(seed), True)
 
     @classmethod
     def create(cls, path, config: GTMConfig, *, key_path=None, rng: np.random.Generator | None = None,
@@ -577,7 +604,7 @@ class Deployment:
                 "config": config.to_dict(),
                 "config_sha256": config.digest(),
                 "plan": _plan_identity(plan),
-                "secret": {"eta1": float(gtm._eta1)},
+                "secret": {"eta1_bits": gtm._noise.secret_hex()},
                 "seeded": bool(seeded),
                 "status": "running",
                 "steps_done": 0,
@@ -830,13 +857,16 @@ class Deployment:
         b = self._body
         t = b["steps_done"] + 1
         sp = _step_plan(self._config, t)
-        fed = mechanism_for_step(mechanism, sp, self._rng)
         eps_t, tau2, c, rho, s, budget = self._gtm._check_step(
-            fed, sp.eps_t, sp.tau2, sp.c, sp.rho, sp.s, sp.evaluation_budget)
+            mechanism, sp.eps_t, sp.tau2, sp.c, sp.rho, sp.s, sp.evaluation_budget)
 
-        # phase 1: the noise (no data touched, nothing durable yet)
+        # phase 1: the noise, exactly (no data touched, nothing durable yet; may refine eta_1)
         try:
             n = self._gtm._draw_count(eps_t, tau2, rho, s, budget)
+        except PrecisionLimitExceeded:
+            self._fail(t, "precision_limit_exceeded",
+                       f"step {t}: a sampling decision needed more random bits than the sampler's cap")
+            raise
         except EvaluationBudgetExceeded:
             self._fail(t, "evaluation_budget_exceeded",
                        f"step {t} needed more than its evaluation budget of {budget} evaluations "
@@ -846,15 +876,16 @@ class Deployment:
             ) from None
         _fault("step:noise_drawn")
 
-        # phase 2: write-ahead record, durable before the mechanism sees the data
-        self._write({**b, "pending_step": t})
+        # phase 2: write-ahead record (with eta_1's bits), durable before the mechanism sees the data
+        self._write({**b, "pending_step": t, "secret": self._secret()})
         b = self._body
         _fault("step:pending_written")
 
         # phase 3: evaluate (the only phase that touches the data)
         abort = getattr(mechanism, "close", None)
         try:
-            k = _evaluate(fed, data, n, time_limit, abort if callable(abort) else None)
+            k_raw = _evaluate(mechanism, data, n, time_limit, abort if callable(abort) else None)
+            k = self._gtm._step_fed_count(k_raw, n, sp)  # purification, flip: exact, on the count
         except (_Timeout, MechanismTimeout):
             limit = "its time limit" if time_limit is None else f"its time limit of {time_limit:g} s"
             self._fail(t, "mechanism_timeout", f"the mechanism exceeded {limit}")
@@ -921,7 +952,7 @@ class Deployment:
     def _fail(self, t: int, kind: str, reason: str) -> None:
         """Enter the terminal failed state at step t, durably."""
         b = self._body
-        self._write({**b, "status": "failed", "pending_step": None,
+        self._write({**b, "status": "failed", "pending_step": None, "secret": self._secret(),
                      "failure": {"step": t, "kind": kind, "reason": reason}})
         self._gtm.failed = True
         logger.warning("deployment %s failed at step %d (%s)", self._path, t, kind)

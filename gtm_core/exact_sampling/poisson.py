@@ -20,7 +20,6 @@ from statistics import NormalDist
 import numpy as np
 from flint import arb, ctx
 
-from ..errors import InvalidParameter
 from ..validation import check_nonnegative_int, check_probability
 from .bits import BitSource
 from .lazy import GUARD_BITS, MAX_BITS, LazyReal, LazyUniform, PrecisionLimitExceeded
