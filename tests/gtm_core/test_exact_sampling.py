@@ -337,6 +337,20 @@ def test_huge_lambda_exceeds_any_budget_without_overflow():
     assert draw_count(noise, SeededBits(7), eps_t=1e4, tau2=1.0, rho=1.0, s=1, budget=None) is None
 
 
+def test_astronomically_small_lambda_gives_zero_and_eps_zero_is_rho():
+    noise = SharedNoise.draw(1.0, 1.0, SeededBits(14))
+    # flipped, eps * Z ~ -1e4: lambda ~ e^{-10^4}, far below the float range: N = 0
+    assert [draw_count(noise, SeededBits(i), eps_t=1e4, tau2=1.0, rho=1.0, s=-1, budget=10)
+            for i in range(5)] == [0] * 5
+    # eps_t = 0: lambda = rho exactly, no eta_2 drawn (tau2 = inf allowed)
+    src = SeededBits(15)
+    draws = [draw_count(noise, src, eps_t=0.0, tau2=math.inf, rho=3.0, s=1, budget=None) for _ in range(4000)]
+    kmax = 20
+    assert g_test(np.bincount(np.minimum(draws, kmax + 1), minlength=kmax + 2), poisson_probs(3.0, kmax)) > ALPHA
+    with pytest.raises(InvalidParameter):
+        draw_count(noise, src, eps_t=0.1, tau2=math.inf, rho=3.0, s=1, budget=None)
+
+
 def test_large_counts_need_few_cdf_evaluations(monkeypatch):
     import gtm_core.exact_sampling.poisson as P
 

@@ -133,7 +133,12 @@ def test_repr_hides_secrets():
 
 
 def test_unseeded_run_is_not_marked_seeded():
-    assert not GTMRun(plan()).seeded
+    from gtm_core.exact_sampling import SeededBits, SystemBits
+
+    run = GTMRun(plan())
+    assert not run.seeded and isinstance(run._gtm._source, SystemBits)  # the OS CSPRNG
+    assert isinstance(GTMRun(plan(), seed=1)._gtm._source, SeededBits)
+    assert GTMRun(plan(), sampler="float")._gtm._source is None
 
 
 def test_run_records_transcript_and_refuses_after_halt():
