@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 from flint import arb, ctx, fmpz
 
@@ -43,8 +43,9 @@ class PrecisionLimitExceeded(GTMError):
 
 
 def exact_arb(x: Any) -> arb:
-    """An exact arb for an int, a float (a dyadic rational) or a Fraction with a dyadic
-    denominator; call inside a working precision large enough for it (see :func:`needed_bits`)."""
+    """An arb ball containing x exactly: an int, a float (a dyadic rational: exact) or a Fraction
+    (exact when its denominator is a power of 2 and the working precision suffices, else a
+    rigorous enclosure); call inside the working precision wanted."""
     if isinstance(x, bool):
         raise InvalidParameter(f"expected a number, got {x!r}")
     if isinstance(x, int):
@@ -121,21 +122,6 @@ class LazyUniform(LazyReal):
         with ctx.workprec(n + GUARD_BITS):
             return _dyadic_ball(m, n)
 
-    def less_than(self, p: Fraction) -> bool:
-        """Exact event U < p for a dyadic rational p in [0, 1], drawing bits until it is
-        decided (the bit-by-bit comparison of U's expansion with p's; Pr = p exactly)."""
-        if p <= 0:
-            return False
-        if p >= 1:
-            return True
-        while True:
-            lo, hi = self.interval()
-            if hi <= p:
-                return True
-            if lo >= p:  # U > lo >= p (U = lo, i.e. all later bits 0, has probability 0)
-                return False
-            self.refine_to(self._n + 64)
-
     # fixed-width serialisation ------------------------------------------------------------------
     def to_hex(self, width_bits: int = MAX_BITS) -> str:
         """A fixed-width hex encoding of the drawn prefix: 4 hex digits for n, then the n bits
@@ -204,17 +190,15 @@ class LazyExponential(LazyReal):
 
 
 class ExactConstant(LazyReal):
-    """A deterministic real given by a function prec -> arb enclosure (or an exact number);
-    used for fixed lambda in tests and benchmarks. ``requested`` records the largest prec asked."""
+    """A deterministic real (int, float or dyadic-denominator Fraction; e.g. a fixed lambda in
+    tests and benchmarks). ``requested`` records the largest prec asked for."""
 
-    def __init__(self, value: Any | Callable[[int], arb]):
-        self._fn = value if callable(value) else None
-        self._value = None if callable(value) else value
+    def __init__(self, value: Any):
+        exact_arb(value)  # validates
+        self._value = value
         self.requested = 0
 
     def enclosure(self, prec: int) -> arb:
         self.requested = max(self.requested, prec)
         with ctx.workprec(prec + GUARD_BITS):
-            if self._fn is not None:
-                return self._fn(prec + GUARD_BITS)
             return exact_arb(self._value)
