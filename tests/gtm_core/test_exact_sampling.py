@@ -663,3 +663,12 @@ def test_numpy_poisson_underweights_a_tiny_lambda_by_one_eighth():
     assert k == 1
     # below 2^-54 numpy never returns N >= 1 at all (e^-lambda rounds to 1)
     assert math.exp(-2.0 ** -55) == 1.0
+
+
+@pytest.mark.slow
+def test_flipped_purified_single_step_slow():
+    """10^6 single-step runs of the flipped variant with purification (s = -1, phi ~ 0.22)."""
+    plan = _flipped_purified_plan()
+    stream = FLIPPED_STREAM[:1]
+    hist = halting_histogram(plan, stream, N_SLOW, seed=205)
+    assert g_test(hist, exact_run_distribution(plan, stream)) > ALPHA
