@@ -2,10 +2,13 @@
 of the sampled laws against the exact laws.
 
 Statistical tests: G-test (scipy power_divergence, lambda_="log-likelihood"), alpha = 1e-3,
-fixed seeds (stated per test). Default suite: 20 000 draws (Exp, Poisson) and 5 000 whole runs
-(GTM halting time); slow suite (-m slow): 10^6 of each. Every test has a power companion: the
-same test with lambda off by 1% (5% for the 5 000-run GTM test, whose size cannot see 1%)
-must reject.
+fixed seeds (stated per test). Default suite: 20 000 draws (Exp, Poisson at fixed lambda and at
+fixed eta's) and 5 000 whole runs (GTM halting time, direct and flipped+purified). Slow suite
+(-m slow): 10^6 Exp draws, 10^6 Poisson draws (lambda = 10), 10^6 two-step GTM runs and 10^6
+single-step flipped+purified runs against the exact engine, and a 10^4-step tracemalloc soak.
+Power companions: lambda off by 1% is rejected (Poisson at 2e4 and 1e6 draws, count law at fixed
+eta's, GTM halting time at 3e5 runs); the 5 000-run GTM tests and the exponential test use a 5%
+error (scale or lambda), or purification switched off, which is what their size can see.
 """
 
 import dataclasses
