@@ -12,7 +12,7 @@ State file
 ----------
 One JSON document (the *state*), holding: the configuration and its SHA-256, the plan's global
 parameters (tau_1, mu_1, epsilon, parameterisation) as a plan identity, **eta_1** (the only
-secret; see below), the number of committed steps, the status (``running``, ``halted``,
+secret, as its drawn bits; see below), the number of committed steps, the status (``running``, ``halted``,
 ``failed``) with the failure (step, kind, reason), the *pending* step (write-ahead record), the
 public transcript (run-length encoded: it is ``continue`` until the single ``halt``, so it has
 constant size), the total number of mechanism evaluations (sensitive), the seeded flag, a
@@ -97,22 +97,24 @@ A Python callable cannot be forcibly stopped: with a time limit it runs in a dae
 and on timeout the deployment is failed and the thread abandoned (its results are ignored).
 :class:`CommandMechanism` runs the mechanism as a subprocess and kills it on timeout.
 
-Floating point (Mironov 2012)
------------------------------
-eta_1, eta_{2,t} come from numpy's ``Generator.exponential`` and N_t from
-``Generator.poisson``, in float64. No floating-point value derived from the noise is released
-(a step releases one bit; the data enter only through the integer K_t), so the attack on
-textbook floating-point Laplace - reading the low-order bits of a released x + noise - has
-nothing to read. The sampled laws are still only approximations of Exp(tau) and Po(lambda)
-(finite grid; numpy's exponential never exceeds about 44 tau), and the paper's pure-DP proof
-assumes the exact laws; the deviation is not bounded rigorously here. See docs/deployment.md.
+Exact sampling (state version 2)
+--------------------------------
+Every random quantity of a step - eta_1, eta_{2,t}, N_t and purification's flips - is drawn
+exactly from random bits (:mod:`gtm_core.exact_sampling`; no float decides an outcome). eta_1 is
+a lazily refined random real: the state stores its drawn bits (``secret.eta1_bits``, a
+fixed-width hex string, so the file size does not reveal how many bits were drawn). A step that
+needs more bits of eta_1 appends to them in phase 1, and they are persisted by the write-ahead
+record (phase 2) before the mechanism runs; bits lost in a crash before phase 2 never met the
+data, and drawing them afresh leaves the joint law unchanged (they are uniform given the
+stored prefix). The stored prefix is never redrawn. A version-1 state (eta_1 drawn by the
+float64 sampler) is refused: it cannot be made exact after the fact. See docs/deployment.md.
 
 Randomness
 ----------
-The default generator is seeded from the operating system, anew on every :meth:`open`; its
-state is never stored. A caller-supplied generator or seed marks the deployment ``seeded``
-(sticky: the flag is stored and stays set for the life of the deployment), and every output
-(``repr``, status, JSON, CLI) then carries :data:`NOT_FOR_DEPLOYMENT`.
+Without a seed every bit comes from the operating system's CSPRNG (``SystemBits``). A
+caller-supplied numpy generator or seed (bits from it: reproducible) marks the deployment
+``seeded`` (sticky: the flag is stored and stays set for the life of the deployment), and every
+output (``repr``, status, JSON, CLI) then carries :data:`NOT_FOR_DEPLOYMENT`.
 
 Where things live
 -----------------

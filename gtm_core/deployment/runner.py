@@ -26,7 +26,15 @@ from ..errors import (
     StateError,
 )
 from ..planners import Plan, make_plan, uncached_step_plan
-from ..reference import GTM, NOT_FOR_DEPLOYMENT, default_rng, mechanism_for_step
+from ..exact_sampling import (
+    BitSource,
+    GeneratorBits,
+    PrecisionLimitExceeded,
+    SeededBits,
+    SharedNoise,
+    SystemBits,
+)
+from ..reference import GTM, NOT_FOR_DEPLOYMENT
 from .mechanisms import check_time_limit, evaluate_count
 from .state import (
     KEY_HEADER,
@@ -59,15 +67,19 @@ class Deployment:
     # -- construction --------------------------------------------------------------------------
     @classmethod
     def _new(cls, path: Path, key_path: Path, key: bytes, body: dict, config: GTMConfig,
-             plan: Plan, rng: np.random.Generator, lock_fd: int) -> "Deployment":
+             plan: Plan, source: BitSource, lock_fd: int) -> "Deployment":
         self = object.__new__(cls)
         self._path, self._key_path, self._key = path, key_path, key
         self._body, self._config, self._plan = body, config, plan
-        self._rng, self._lock_fd = rng, lock_fd
+        self._source, self._lock_fd = source, lock_fd
         self._broken = False
-        self._gtm = GTM.restore(rng, eta1=body["secret"]["eta1"], mu1=plan.mu1,
-                                 steps_taken=body["steps_done"])
+        noise = SharedNoise.from_secret_hex(body["secret"]["eta1_bits"], plan.tau1, plan.mu1, source)
+        self._gtm = GTM.restore_exact(source, noise, steps_taken=body["steps_done"])
         return self
+
+    def _secret(self) -> dict:
+        """eta_1's drawn bits as stored (fixed width)."""
+        return {"eta1_bits": self._gtm.secret_eta1_bits()}
 
     @staticmethod
     def _paths(path, key_path) -> tuple[Path, Path, Path]:
@@ -103,16 +115,17 @@ class Deployment:
         return fd
 
     @staticmethod
-    def _rng_for(rng, seed) -> tuple[np.random.Generator, bool]:
+    def _rng_for(rng, seed) -> tuple[BitSource, bool]:
+        """(bit source, seeded): the OS CSPRNG unless a generator or seed is given."""
         if rng is not None and seed is not None:
             raise InvalidParameter("pass either rng or seed, not both")
         if rng is not None:
             if not isinstance(rng, np.random.Generator):
                 raise InvalidParameter(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-            return rng, True
+            return GeneratorBits(rng), True
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
             raise InvalidParameter(f"seed must be a non-negative integer, got {seed!r}")
-        return default_rng(seed)
+        return (SystemBits(), False) if seed is None else (SeededBits(seed), True)
 
     @classmethod
     def create(cls, path, config: GTMConfig, *, key_path=None, rng: np.random.Generator | None = None,
@@ -150,7 +163,7 @@ class Deployment:
                 "config": config.to_dict(),
                 "config_sha256": config.digest(),
                 "plan": plan_identity(plan),
-                "secret": {"eta1": gtm.secret_eta1()},
+                "secret": {"eta1_bits": gtm.secret_eta1_bits()},
                 "seeded": bool(seeded),
                 "status": "running",
                 "steps_done": 0,
@@ -403,13 +416,16 @@ class Deployment:
         b = self._body
         t = b["steps_done"] + 1
         sp = uncached_step_plan(self._config, t)
-        fed = mechanism_for_step(mechanism, sp, self._rng)
         eps_t, tau2, c, rho, s, budget = self._gtm.check_step(
-            fed, sp.eps_t, sp.tau2, sp.c, sp.rho, sp.s, sp.evaluation_budget)
+            mechanism, sp.eps_t, sp.tau2, sp.c, sp.rho, sp.s, sp.evaluation_budget)
 
-        # phase 1: the noise (no data touched, nothing durable yet)
+        # phase 1: the noise, exactly (no data touched, nothing durable yet; may refine eta_1)
         try:
             n = self._gtm.draw_count(eps_t, tau2, rho, s, budget)
+        except PrecisionLimitExceeded:
+            self._fail(t, "precision_limit_exceeded",
+                       f"step {t}: a sampling decision needed more random bits than the sampler's cap")
+            raise
         except EvaluationBudgetExceeded:
             self._fail(t, "evaluation_budget_exceeded",
                        f"step {t} needed more than its evaluation budget of {budget} evaluations "
@@ -419,15 +435,16 @@ class Deployment:
             ) from None
         fault_point("step:noise_drawn")
 
-        # phase 2: write-ahead record, durable before the mechanism sees the data
-        self._write({**b, "pending_step": t})
+        # phase 2: write-ahead record (with eta_1's bits), durable before the mechanism sees the data
+        self._write({**b, "pending_step": t, "secret": self._secret()})
         b = self._body
         fault_point("step:pending_written")
 
         # phase 3: evaluate (the only phase that touches the data)
         abort = getattr(mechanism, "close", None)
         try:
-            k = evaluate_count(fed, data, n, time_limit, abort if callable(abort) else None)
+            k_raw = evaluate_count(mechanism, data, n, time_limit, abort if callable(abort) else None)
+            k = self._gtm.step_fed_count(k_raw, n, sp)  # purification, flip: exact, on the count
         except MechanismTimeout:
             limit = "its time limit" if time_limit is None else f"its time limit of {time_limit:g} s"
             self._fail(t, "mechanism_timeout", f"the mechanism exceeded {limit}")
@@ -494,7 +511,7 @@ class Deployment:
     def _fail(self, t: int, kind: str, reason: str) -> None:
         """Enter the terminal failed state at step t, durably."""
         b = self._body
-        self._write({**b, "status": "failed", "pending_step": None,
+        self._write({**b, "status": "failed", "pending_step": None, "secret": self._secret(),
                      "failure": {"step": t, "kind": kind, "reason": reason}})
         self._gtm.failed = True
         logger.warning("deployment %s failed at step %d (%s)", self._path, t, kind)

@@ -9,20 +9,20 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import math
 import os
 import stat
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from ..errors import StateError
+from ..errors import InvalidParameter, StateError
+from ..exact_sampling import LazyUniform, SystemBits
 from ..files import TEMPORARY_SUFFIX, write_atomic
 from ..planners import Plan
 
 
 STATE_FORMAT = "gtm-deployment-state"
-STATE_VERSION = 1
+STATE_VERSION = 2  # 2: exact sampling (eta_1 stored as its drawn bits); 1: float64 eta_1 (refused)
 KEY_HEADER = "gtm-deployment-key v1 "
 MAX_STATE_BYTES = 256 * 1024 * 1024
 _STATUSES = ("running", "halted", "failed")
@@ -33,6 +33,13 @@ FAILURE_KINDS = (
     "interrupted",
     "crashed_during_step",
     "state_write_failed",
+    "precision_limit_exceeded",
+)
+
+V1_REFUSAL = (
+    "is a version-1 state whose eta_1 was drawn by the float64 sampler; it cannot be made exact "
+    "after the fact, so this version refuses to resume it: retire it and start a new deployment "
+    "with 'gtm deploy init' (a new, separately accounted privacy expense)"
 )
 
 # Fault-injection point for the crash tests: called with a point name at every step of the
@@ -149,6 +156,8 @@ def unseal(data: bytes, key: bytes, path: Path) -> dict:
         raise StateError(f"state file {where} is corrupted (not a JSON document)") from None
     if not isinstance(doc, dict) or doc.get("format") != STATE_FORMAT:
         raise StateError(f"state file {where} is not a gtm deployment state")
+    if doc.get("version") == 1:
+        raise StateError(f"state file {where} {V1_REFUSAL}")
     if doc.get("version") != STATE_VERSION:
         raise StateError(f"state file {where} has unsupported version {doc.get('version')!r}")
     body, digest, mac = doc.get("body"), doc.get("sha256"), doc.get("hmac_sha256")
@@ -198,9 +207,13 @@ def validate_body(body: dict, where: str) -> None:
     for name in ("pending_step", "halted_at", "failure"):
         if name not in body:
             bad(f"missing field {name!r}")
-    eta1 = body["secret"].get("eta1")
-    if not isinstance(eta1, float) or not math.isfinite(eta1) or eta1 < 0:
-        bad("the stored noise is not a finite non-negative number")
+    bits = body["secret"].get("eta1_bits")
+    if set(body["secret"]) != {"eta1_bits"} or not isinstance(bits, str):
+        bad("the stored noise is not a bit string")
+    try:
+        LazyUniform.from_hex(bits, SystemBits())
+    except InvalidParameter:
+        bad("the stored noise is not a valid bit string")
     if body["status"] not in _STATUSES:
         bad(f"unknown status {body['status']!r}")
     done = body["steps_done"]
