@@ -150,7 +150,12 @@ def step_cmd(state, mechanism_cmd, bernoulli, steps, timeout, seed, key_path, js
                 mech = CommandMechanism(mechanism_cmd, step=t, time_limit=timeout)
             else:
                 mech = BernoulliMechanism(bernoulli, mech_rng)
-            halted = dep.step(mech, time_limit=timeout)
+            try:
+                halted = dep.step(mech, time_limit=timeout)
+            except KeyboardInterrupt:  # recorded as failed (interrupted) by the step itself
+                click.echo(f"interrupted during step {t}: the deployment is now failed (interrupted)",
+                           err=True)
+                raise click.exceptions.Exit(130) from None
             ran.append({"t": t, "outcome": "halt" if halted else "continue"})
             click.echo(f"step {t}: {'HALT' if halted else 'continue'}")
             if halted:

@@ -428,7 +428,7 @@ def test_command_mechanism_reads_outputs_and_is_killed_after():
                          step=3, time_limit=20)
     out = m.batch(None, 5000)
     assert out.shape == (5000,) and set(out.tolist()) == {-1}
-    assert m._proc is None
+    assert m._group is None
 
 
 @pytest.mark.parametrize("body, match", [
@@ -443,8 +443,9 @@ def test_command_mechanism_faults(body, match):
 
 
 def test_command_mechanism_missing_program():
-    with pytest.raises(MechanismError, match="cannot start"):
-        CommandMechanism(["/nonexistent/program"]).batch(None, 1)
+    # refused when constructed (before any deployment record), see test_mechanisms.py
+    with pytest.raises(InvalidParameter, match="not found or not executable"):
+        CommandMechanism(["/nonexistent/program"])
 
 
 @pytest.mark.parametrize("bad", ["", [], [1], None, "unterminated 'quote"])
@@ -462,7 +463,7 @@ def test_deployment_with_command_mechanism_and_timeout(state):
         with pytest.raises(MechanismError, match="time limit"):
             dep.step(hung, time_limit=0.5)
         assert time.monotonic() - t0 < 10
-        assert hung._proc is None  # killed
+        assert hung._group is None  # killed
     _assert_failed_on_disk(state, "mechanism_timeout", 2)
 
 
