@@ -68,13 +68,15 @@ class Deployment:
     @classmethod
     def _new(cls, path: Path, key_path: Path, key: bytes, body: dict, config: GTMConfig,
              plan: Plan, source: BitSource, lock_fd: int) -> "Deployment":
+        noise = SharedNoise.from_secret_hex(body["secret"]["eta1_bits"], plan.tau1, plan.mu1, source)
+        gtm = GTM.restore_exact(source, noise, steps_taken=body["steps_done"])
+        key_fd = cls._lock_key(key_path)  # the caller closes lock_fd if anything above raises
         self = object.__new__(cls)
         self._path, self._key_path, self._key = path, key_path, key
         self._body, self._config, self._plan = body, config, plan
-        self._source, self._lock_fd = source, lock_fd
+        self._source, self._lock_fd, self._key_fd = source, lock_fd, key_fd
         self._broken = False
-        noise = SharedNoise.from_secret_hex(body["secret"]["eta1_bits"], plan.tau1, plan.mu1, source)
-        self._gtm = GTM.restore_exact(source, noise, steps_taken=body["steps_done"])
+        self._gtm = gtm
         return self
 
     def _secret(self) -> dict:
@@ -85,11 +87,14 @@ class Deployment:
     def _paths(path, key_path) -> tuple[Path, Path, Path]:
         if not isinstance(path, (str, os.PathLike)) or str(path) in ("", ".") or "\x00" in str(path):
             raise StateError(f"state path must be a non-empty file path, got {path!r}")
-        p = Path(path)
+        # links are resolved once, here: the lock, every write and the temporary files all use the
+        # real file, so two names (a symlink and its target) are one deployment, and a write
+        # never replaces a symlink by a regular file (which would leave the old state behind)
+        p = Path(os.path.realpath(path))
         k = Path(str(p) + ".key") if key_path is None else key_path
         if not isinstance(k, (str, os.PathLike)) or str(k) in ("", ".") or "\x00" in str(k):
             raise StateError(f"key path must be a non-empty file path, got {key_path!r}")
-        k = Path(k)
+        k = Path(os.path.realpath(k))
         if os.path.abspath(k) == os.path.abspath(p):
             raise StateError("the key file must be a different file from the state file")
         return p, k, Path(str(p) + ".lock")
@@ -112,6 +117,27 @@ class Deployment:
                     f"deployment {str(lock_path)[:-5]!r} is in use by another process or handle"
                 ) from None
             raise StateError(f"cannot lock {str(lock_path)!r}: {exc.strerror}") from None
+        return fd
+
+    @staticmethod
+    def _lock_key(key_path: Path) -> int:
+        """flock the key file too: it is written once and never replaced or renamed, so deleting
+        or recreating ``STATE.lock`` while a deployment is open cannot let a second process in."""
+        try:
+            fd = os.open(key_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except FileNotFoundError:
+            raise StateError(f"key file not found: {str(key_path)!r}") from None
+        except OSError as exc:
+            raise StateError(f"cannot open key file {str(key_path)!r}: {exc.strerror}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise StateError(
+                    f"the deployment of key file {str(key_path)!r} is in use by another process or handle"
+                ) from None
+            raise StateError(f"cannot lock {str(key_path)!r}: {exc.strerror}") from None
         return fd
 
     @staticmethod
@@ -262,7 +288,10 @@ class Deployment:
 
     # -- lifecycle -------------------------------------------------------------------------------
     def close(self) -> None:
-        """Release the lock. The state on disk is always up to date; closing writes nothing."""
+        """Release the locks. The state on disk is always up to date; closing writes nothing."""
+        if getattr(self, "_key_fd", None) is not None:
+            os.close(self._key_fd)
+            self._key_fd = None
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
