@@ -52,7 +52,7 @@ def status_text(s: dict) -> str:
     eps = "" if p["epsilon"] is None else f", epsilon={p['epsilon']:g}"
     lines.append(f"  plan: {p['parameterization']}, tau1={p['tau1']:.10g}, mu1={p['mu1']:.10g}{eps}")
     lines.append(f"  config sha256: {s['config_sha256']}")
-    lines.append(f"  state file: {s['state_bytes']} bytes, generation {s['generation']}, "
+    lines.append(f"  state file: generation {s['generation']}, "
                  f"updated {s['updated_utc']}")
     if s["seeded"]:
         lines.append(f"  note: {NOT_FOR_DEPLOYMENT}")

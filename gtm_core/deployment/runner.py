@@ -413,10 +413,7 @@ class Deployment:
                 "evaluation_budget": sp.evaluation_budget,
                 "budget_exceed_probability": sp.budget_exceed_probability,
             }
-        try:
-            out["state_bytes"] = os.stat(self._path).st_size
-        except OSError:
-            out["state_bytes"] = None
+        # no "state_bytes": the file's size is a function of secrets (the evaluation total's digits)
         return out
 
     def __repr__(self) -> str:

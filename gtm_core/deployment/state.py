@@ -10,6 +10,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import stat
 from datetime import datetime, timezone
 from pathlib import Path
@@ -79,18 +80,26 @@ def write_private_atomic(path: Path, data: bytes, *, exclusive: bool) -> None:
         raise StateError(f"refusing to overwrite existing file {str(path)!r}") from None
 
 
+def temporary_name_pattern(path: Path) -> re.Pattern:
+    """The names of ``path``'s own temporaries exactly: ``.NAME.<random>.tmp``, where <random> is
+    :func:`tempfile.mkstemp`'s 8 characters from ``[a-z0-9_]`` (no dot), so ``.a.b.<random>.tmp``
+    (a temporary of the file ``a.b``) is not one of ``a``'s. A test checks that
+    :func:`gtm_core.files.write_atomic`'s temporaries match this pattern."""
+    return re.compile(re.escape(f".{path.name}.") + r"[a-z0-9_]{8}" + re.escape(TEMPORARY_SUFFIX))
+
+
 def remove_stale_temporaries(path: Path) -> None:
     """Remove temporary files a killed writer left next to ``path`` (they may hold eta_1).
 
     Called only while the deployment lock is held, so no writer is active.
     """
-    prefix = f".{path.name}."
+    own = temporary_name_pattern(path)
     try:
         names = os.listdir(path.parent)
     except OSError:
         return
     for name in names:
-        if name.startswith(prefix) and name.endswith(TEMPORARY_SUFFIX):
+        if own.fullmatch(name):
             try:
                 os.unlink(path.parent / name)
             except OSError:

@@ -223,7 +223,7 @@ def test_config_digest_mismatch_is_refused(state):
 
 def test_stale_temporaries_are_removed_on_open(state):
     Deployment.create(state, config()).close()
-    junk = state.parent / f".{state.name}.abc.tmp"
+    junk = state.parent / f".{state.name}.abc_1234.tmp"
     junk.write_text("secret copy")
     Deployment.open(state).close()
     assert not junk.exists()
