@@ -142,8 +142,13 @@ def step_cmd(state, mechanism_cmd, bernoulli, steps, timeout, seed, key_path, js
     rng, _ = default_rng(seed)
     ran = []
     with Deployment.open(state, key_path=key_path, rng=rng if seed is not None else None) as dep:
+        note = None
         for _ in range(steps):
             if dep.status != "running" and ran:
+                break
+            if ran and dep.steps_done >= dep.config.stream.horizon:
+                note = (f"note: the horizon of {dep.config.stream.horizon} steps was reached after "
+                        f"{len(ran)} of the {steps} steps asked for")
                 break
             t = dep.next_step
             if mechanism_cmd is not None:
@@ -162,6 +167,8 @@ def step_cmd(state, mechanism_cmd, bernoulli, steps, timeout, seed, key_path, js
                 break
         s = dep.status_dict()
     click.echo(f"deployment {s['state_file']}: {s['status']}, {s['steps_done']} steps committed")
+    if note:
+        click.echo(note)
     if s["seeded"]:
         click.echo(f"note: {NOT_FOR_DEPLOYMENT}")
     write_json(out, {**s, "steps_run": ran})

@@ -493,15 +493,18 @@ class Deployment:
             runs[-1][1] += 1
         else:
             runs.append(["halt" if halted else "continue", 1])
-        self._write({
-            **b,
-            "pending_step": None,
-            "steps_done": t,
-            "status": "halted" if halted else "running",
-            "halted_at": t if halted else None,
-            "transcript": runs,
-            "evaluations_total": b["evaluations_total"] + n,
-        })
+        try:
+            self._write({
+                **b,
+                "pending_step": None,
+                "steps_done": t,
+                "status": "halted" if halted else "running",
+                "halted_at": t if halted else None,
+                "transcript": runs,
+                "evaluations_total": b["evaluations_total"] + n,
+            })
+        except StateError as exc:  # e.g. ENOSPC: the outcome is lost, the step must never re-run
+            self._commit_failed(t, str(exc))
         fault_point("step:committed")
         logger.debug("deployment %s: step %d committed (%s)", self._path, t, "halt" if halted else "continue")
         if halted:
@@ -533,6 +536,21 @@ class Deployment:
             self._broken = True
             raise StateError(f"cannot write deployment state {str(self._path)!r}: {exc.strerror}") from None
         self._body = new
+
+    def _commit_failed(self, t: int, cause: str) -> None:
+        """The commit write of step t failed after the evaluation: record state_write_failed
+        (one retry of a smaller write) and raise a StateError that says what happened."""
+        self._broken = False
+        try:
+            self._fail(t, "state_write_failed", f"the commit of step {t} could not be written ({cause})")
+        except StateError:
+            self._broken = True
+            raise StateError(
+                f"state_write_failed: {cause}; the outcome of step {t} is lost and the failure could "
+                "not be recorded either: the deployment will open as failed at this step "
+                "(crashed_during_step)") from None
+        raise StateError(f"state_write_failed: {cause}; step {t}'s outcome is lost, the deployment "
+                         "is now failed") from None
 
     def _fail(self, t: int, kind: str, reason: str) -> None:
         """Enter the terminal failed state at step t, durably."""
