@@ -125,6 +125,7 @@ Where things live
 
 from ..errors import MechanismTimeout
 from ..reference import NOT_FOR_DEPLOYMENT
+from .generation import GenerationCheck
 from .mechanisms import MAX_TIME_LIMIT, CommandMechanism, check_time_limit
 from .runner import Deployment
 from .state import FAILURE_KINDS, STATE_FORMAT, STATE_VERSION
@@ -132,6 +133,7 @@ from .state import FAILURE_KINDS, STATE_FORMAT, STATE_VERSION
 __all__ = [
     "Deployment",
     "CommandMechanism",
+    "GenerationCheck",
     "MechanismTimeout",
     "check_time_limit",
     "MAX_TIME_LIMIT",

@@ -186,6 +186,7 @@ class Deployment:
             gtm.init(plan.tau1, plan.mu1)  # GTM.Init: eta_1 ~ Exp(tau_1), the one and only draw
             now = utc_now()
             body = {
+                "deployment_id": _secrets.token_hex(16),  # public: names it in external logs
                 "config": config.to_dict(),
                 "config_sha256": config.digest(),
                 "plan": plan_identity(plan),
@@ -362,6 +363,11 @@ class Deployment:
         return self._body["seeded"]
 
     @property
+    def deployment_id(self) -> str:
+        """A random public identifier drawn at creation (for external generation logs)."""
+        return self._body["deployment_id"]
+
+    @property
     def generation(self) -> int:
         return self._body["generation"]
 
@@ -390,6 +396,7 @@ class Deployment:
         horizon = self._config.stream.horizon
         out = {
             "state_file": str(self._path),
+            "deployment_id": b["deployment_id"],
             "status": b["status"],
             "steps_done": done,
             "next_step": None if b["status"] != "running" or done >= horizon else done + 1,

@@ -204,7 +204,7 @@ def validate_body(body: dict, where: str) -> None:
         return isinstance(v, int) and not isinstance(v, bool)
 
     required = {
-        "config": dict, "config_sha256": str, "plan": dict, "secret": dict, "seeded": bool,
+        "deployment_id": str, "config": dict, "config_sha256": str, "plan": dict, "secret": dict, "seeded": bool,
         "status": str, "steps_done": int, "transcript": list, "evaluations_total": int,
         "generation": int, "created_utc": str, "updated_utc": str,
     }
@@ -216,6 +216,8 @@ def validate_body(body: dict, where: str) -> None:
     for name in ("pending_step", "halted_at", "failure"):
         if name not in body:
             bad(f"missing field {name!r}")
+    if not re.fullmatch(r"[0-9a-f]{32}", body["deployment_id"]):
+        bad("malformed deployment id")
     bits = body["secret"].get("eta1_bits")
     if set(body["secret"]) != {"eta1_bits"} or not isinstance(bits, str):
         bad("the stored noise is not a bit string")
