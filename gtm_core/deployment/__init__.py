@@ -16,7 +16,7 @@ secret, as its drawn bits; see below), the number of committed steps, the status
 ``failed``) with the failure (step, kind, reason), the *pending* step (write-ahead record), the
 public transcript (run-length encoded: it is ``continue`` until the single ``halt``, so it has
 constant size), the total number of mechanism evaluations (sensitive), the seeded flag, a
-generation counter and timestamps.
+generation counter, a random public ``deployment_id`` and timestamps.
 
 It is written atomically: a temporary file in the same directory (mode 0600), written, fsync'ed,
 renamed over the old state (``os.replace``; the first write uses ``os.link`` so that an existing
@@ -39,15 +39,29 @@ keyed by 32 random bytes from the operating system stored in a separate *key fil
   (SHA-256 mismatch: "corrupted"); edits by anyone who cannot read the key file, and a state
   file swapped in from *another* deployment (HMAC mismatch: "tampered or wrong key"). Both are
   refused with :class:`StateError`; a refused state is never re-initialised.
-* Not detected: an attacker who can read the key file (they can forge any state), and a
-  *rollback* of the state file to an earlier copy of itself (e.g. a restore from backup): it is
-  validly authenticated, would resume at an earlier step and re-run later steps with fresh
-  noise. Do not back up and restore state files; if you must, record ``generation`` and
-  ``steps_done`` from ``gtm deploy status --json`` in an external log after every run and compare.
+* Defended (each by a test, see docs/deployment.md "Threat model"): crashes at any point of a step
+  (write-ahead protocol, ``test_crash.py``); two processes on one deployment, also through a
+  symlink and also after ``STATE.lock`` was deleted (paths resolved once with ``realpath``; the
+  lock file **and the key file** - written once, never replaced - are flocked; ``test_locking.py``);
+  a symlinked state replaced by a regular file (writes go to the real file); sweeping another
+  deployment's temporaries (only ``.NAME.<8 random>.tmp`` exactly; ``test_state.py``); a size side
+  channel (no ``state_bytes`` in the status, eta_1's bits at fixed width; ``test_state.py``);
+  mechanism process trees outliving a timeout, Ctrl-C or ``gtm`` (:class:`CommandMechanism`
+  through :class:`gtm_core.processes.ProcessGroup`; ``test_mechanisms.py``); a commit that cannot
+  be written (``state_write_failed``); a *rollback* of the state to an earlier copy of itself,
+  **only** with an external generation check (:mod:`.generation`, ``--generation-check``) whose log
+  the rollback cannot also roll back.
+* Not defended: an attacker who can read the key file (they can forge any state) or the state
+  file (it holds eta_1); a rollback without a generation check (validly authenticated: it would
+  resume at an earlier step and re-run later steps with fresh noise - do not restore state files
+  from backups); the state file's size seen by ``stat`` (independent of eta_1 but growing with the
+  digits of the sensitive evaluation total); root or a debugger; a Python callable that ignores
+  its time limit (abandoned, not killed); mechanism faults that depend on the data.
 
-Concurrency: an open deployment holds an exclusive ``flock`` on ``STATE.lock``; a second process
-(or a second :meth:`Deployment.open` in the same process) is refused. The kernel releases the
-lock when the holder dies, so a crash never leaves the deployment locked.
+Concurrency: an open deployment holds an exclusive ``flock`` on ``STATE.lock`` and on the key
+file of the real (link-resolved) paths; a second process (or a second :meth:`Deployment.open` in
+the same process) is refused. The kernel releases the locks when the holder dies, so a crash
+never leaves the deployment locked.
 
 Step protocol (write-ahead) and why a crash mid-step fails the deployment
 ------------------------------------------------------------------------
@@ -95,7 +109,9 @@ depend on the data leaks through them, as in any DP system).
 
 A Python callable cannot be forcibly stopped: with a time limit it runs in a daemon thread,
 and on timeout the deployment is failed and the thread abandoned (its results are ignored).
-:class:`CommandMechanism` runs the mechanism as a subprocess and kills it on timeout.
+:class:`CommandMechanism` runs the mechanism as a command in its own process group and kills its
+whole tree on timeout, error, Ctrl-C and when ``gtm`` dies; a program that cannot be started is
+refused when the mechanism is constructed, before any write-ahead record.
 
 Exact sampling (state version 2)
 --------------------------------
@@ -119,7 +135,8 @@ output (``repr``, status, JSON, CLI) then carries :data:`NOT_FOR_DEPLOYMENT`.
 Where things live
 -----------------
 :mod:`.state` (state and key files: format, sealing, validation, durable writes),
-:mod:`.mechanisms` (time-limited evaluation, :class:`CommandMechanism`), :mod:`.runner`
+:mod:`.mechanisms` (time-limited evaluation, :class:`CommandMechanism`), :mod:`.generation`
+(the external rollback check), :mod:`.runner`
 (:class:`Deployment`, the step protocol).
 """
 
