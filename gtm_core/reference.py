@@ -15,6 +15,13 @@ noise (a retry is a second, unaccounted draw of the randomness the privacy proof
 once). The planner reports an upper bound on Pr[N_t > budget] per step
 (:attr:`StepPlan.budget_exceed_probability`).
 
+Sampling: by default (``sampler="exact"``) every random quantity of the GTM - eta_1, eta_{2,t},
+N_t, purification's flips - is drawn exactly from random bits (:mod:`gtm_core.exact_sampling`):
+from the OS CSPRNG when no generator or seed is given, else from the given numpy generator's raw
+bits (reproducible: not for deployment). ``sampler="float"`` keeps the float64 numpy samplers
+(``Generator.exponential`` / ``poisson``), which only approximate the laws
+(docs/deployment.md, "Exact sampling"); it is for simulation-speed comparisons only.
+
 Secrets - eta_1, eta_{2,t}, Z_t, lambda_t, N_t, K_t - are held in private attributes and never
 appear in ``repr``/``str`` or in error messages.
 """
@@ -34,6 +41,17 @@ from .errors import (
     HaltedError,
     InvalidParameter,
     MechanismError,
+)
+from .exact_sampling import (
+    BitSource,
+    GeneratorBits,
+    PrecisionLimitExceeded,
+    SeededBits,
+    START_PREC,
+    SharedNoise,
+    SystemBits,
+    draw_count,
+    fed_count,
 )
 from .planners import Plan, StepPlan
 from .validation import (
@@ -121,14 +139,32 @@ def _draw_poisson_within_budget(rng: np.random.Generator, lam: float, budget: in
     return int(rng.choice(ks, p=p / p.sum()))
 
 
-class GTM:
-    """Algorithm 1, literally: ``init`` then ``step`` until it halts."""
+SAMPLERS = ("exact", "float")
 
-    def __init__(self, rng: np.random.Generator):
-        if not isinstance(rng, np.random.Generator):
+
+class GTM:
+    """Algorithm 1, literally: ``init`` then ``step`` until it halts.
+
+    ``rng``: a :class:`gtm_core.exact_sampling.BitSource` (exact sampling from its bits) or a
+    numpy Generator (exact sampling from its raw bits, or the float64 samplers with
+    ``sampler="float"``).
+    """
+
+    def __init__(self, rng: np.random.Generator | BitSource, *, sampler: str = "exact"):
+        if sampler not in SAMPLERS:
+            raise InvalidParameter(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
+        if isinstance(rng, BitSource):
+            if sampler == "float":
+                raise InvalidParameter("the float sampler needs a numpy.random.Generator, got a BitSource")
+            self._rng, self._source = None, rng
+        elif isinstance(rng, np.random.Generator):
+            self._rng = rng
+            self._source = GeneratorBits(rng) if sampler == "exact" else None
+        else:
             raise InvalidParameter(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-        self._rng = rng
-        self._eta1: float | None = None
+        self.sampler = sampler
+        self._noise: SharedNoise | None = None  # exact path: eta_1 as a lazy real
+        self._eta1: float | None = None  # float path
         self._mu1: float | None = None
         self.halted = False
         self.failed = False
@@ -142,7 +178,7 @@ class GTM:
 
     @property
     def initialized(self) -> bool:
-        return self._eta1 is not None
+        return self._eta1 is not None or self._noise is not None
 
     def init(self, tau1: float, mu1: float) -> None:
         """GTM.Init(tau1, mu1): draw eta_1 ~ Exp(tau1) once and store it with mu1."""
@@ -150,7 +186,11 @@ class GTM:
             raise HaltedError("GTM.init was already called: eta_1 must be drawn exactly once")
         tau1 = check_positive("tau1", tau1)
         self._mu1 = check_positive("mu1", mu1)
-        self._eta1 = float(self._rng.exponential(tau1))
+        if self._source is not None:
+            self._noise = SharedNoise.draw(tau1, self._mu1, self._source)
+            self._noise.eta1.enclosure(START_PREC)  # the first bits now; later steps may append
+        else:
+            self._eta1 = float(self._rng.exponential(tau1))
 
     def step(
         self,
@@ -217,11 +257,22 @@ class GTM:
         Raises :class:`EvaluationBudgetExceeded` (and enters the failed state) if N_t would
         exceed the budget. The returned N_t is a secret.
         """
+        if self._noise is not None:
+            try:
+                n = draw_count(self._noise, self._source, eps_t=eps_t, tau2=tau2, rho=rho, s=s,
+                               budget=evaluation_budget)
+            except PrecisionLimitExceeded:
+                self.failed = True
+                raise
+            return self._counted(n, evaluation_budget)
         eta2 = 0.0 if math.isinf(tau2) else float(self._rng.exponential(tau2))
         z = s * (self._mu1 - self._eta1 + eta2)
         exponent = eps_t * z
         lam = rho * math.exp(exponent) if exponent < 700.0 else math.inf
-        n = _draw_poisson_within_budget(self._rng, lam, evaluation_budget)
+        return self._counted(_draw_poisson_within_budget(self._rng, lam, evaluation_budget),
+                             evaluation_budget)
+
+    def _counted(self, n: int | None, evaluation_budget: int | None) -> int:
         self.steps_taken += 1
         if n is None:
             self.failed = True
@@ -241,21 +292,43 @@ class GTM:
         return -s
 
     def secret_eta1(self) -> float:
-        """eta_1, for the deployment's state file only (a secret: never print, log or release it)."""
+        """eta_1 of the float path (tests only; a secret: never print, log or release it)."""
         if self._eta1 is None:
-            raise HaltedError("GTM.init has not run; there is no eta_1")
+            raise HaltedError("GTM.init has not run on the float path; there is no float eta_1")
         return self._eta1
+
+    def secret_eta1_bits(self) -> str:
+        """eta_1's drawn bits (exact path), fixed-width hex, for the deployment's state file only
+        (a secret: never print, log or release it)."""
+        if self._noise is None:
+            raise HaltedError("GTM.init has not run on the exact path; there are no eta_1 bits")
+        return self._noise.secret_hex()
+
+    @classmethod
+    def restore_exact(cls, source: BitSource, noise: SharedNoise, *, steps_taken: int) -> "GTM":
+        """A GTM whose Init already ran, with eta_1's drawn bits read back from a persisted
+        deployment state (:mod:`gtm_core.deployment`; refined later, never redrawn)."""
+        gtm = cls(source)
+        if not isinstance(noise, SharedNoise):
+            raise InvalidParameter(f"noise must be a SharedNoise, got {type(noise).__name__}")
+        gtm._noise, gtm._mu1 = noise, noise.mu1
+        gtm.steps_taken = check_nonnegative_int("steps_taken", steps_taken)
+        return gtm
+
+    def step_fed_count(self, k_raw: int, n: int, sp: StepPlan) -> int:
+        """Exact path: K_t of the fed mechanism from the original mechanism's count (purification
+        then the flip, :func:`gtm_core.exact_sampling.fed_count`)."""
+        return fed_count(k_raw, n, phi=sp.phi if sp.delta_t > 0 else 0.0, s=sp.s, source=self._source)
 
     @classmethod
     def restore(cls, rng: np.random.Generator, *, eta1: float, mu1: float,
-                 steps_taken: int) -> "GTM":
-        """A GTM whose Init already ran (eta_1 read back from a persisted deployment state).
+                steps_taken: int) -> "GTM":
+        """A GTM whose Init already ran, float path (tests that fix eta_1; ``sampler="float"``).
 
-        The seam of :mod:`gtm_core.deployment` (and of tests that fix eta_1): call it only with
-        the eta_1 that :meth:`init` drew once and that was stored (:meth:`secret_eta1`). Calling
-        it with a fresh eta_1 would defeat the point of drawing it once.
+        Calling it with a fresh eta_1 would defeat the point of drawing it once. Deployments use
+        :meth:`restore_exact`.
         """
-        gtm = cls(rng)
+        gtm = cls(rng, sampler="float")
         gtm._eta1 = float(eta1)
         gtm._mu1 = check_positive("mu1", mu1)
         gtm.steps_taken = check_nonnegative_int("steps_taken", steps_taken)
@@ -396,18 +469,28 @@ class GTMRun:
         ([-1, 1], 2, 3)
     """
 
-    def __init__(self, plan: Plan, rng: np.random.Generator | None = None, *, seed: int | None = None):
+    def __init__(self, plan: Plan, rng: np.random.Generator | BitSource | None = None, *,
+                 seed: int | None = None, sampler: str = "exact"):
         if not isinstance(plan, Plan):
             raise InvalidParameter(f"plan must be a gtm_core Plan, got {type(plan).__name__}")
         if rng is not None and seed is not None:
             raise InvalidParameter("pass either rng or seed, not both")
-        if rng is None:
-            rng, self.seeded = default_rng(seed)
-        else:
-            self.seeded = True  # a caller-supplied generator is treated as reproducible
+        if sampler not in SAMPLERS:
+            raise InvalidParameter(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
         self.plan = plan
-        self._rng = rng
-        self._gtm = GTM(rng)
+        if isinstance(rng, BitSource):  # exact sampling from the caller's bits
+            if sampler != "exact":
+                raise InvalidParameter("a BitSource can only drive the exact sampler")
+            self.seeded, self._rng, gtm = not rng.deployable, None, GTM(rng)
+        elif rng is not None:  # a caller-supplied generator is treated as reproducible
+            self.seeded, self._rng, gtm = True, rng, GTM(rng, sampler=sampler)
+        else:
+            self._rng, self.seeded = default_rng(seed)
+            if sampler == "float":
+                gtm = GTM(self._rng, sampler="float")
+            else:  # exact: the OS CSPRNG without a seed (as a deployment), else a seeded stream
+                gtm = GTM(SystemBits() if seed is None else SeededBits(seed))
+        self._gtm = gtm
         self._gtm.init(plan.tau1, plan.mu1)
         self.transcript: list[int] = []
         self._evaluations: list[int] = []
@@ -454,17 +537,35 @@ class GTMRun:
             MechanismError: the mechanism raised or returned something other than +1/-1.
         """
         sp: StepPlan = self.plan.step(self.t)
-        counter = _CountingMechanism(mechanism_for_step(mechanism, sp, self._rng))
-        a = self._gtm.step(
-            counter, data, sp.eps_t, sp.tau2, sp.c, sp.rho, sp.s,
-            evaluation_budget=sp.evaluation_budget,
-        )
-        self._evaluations.append(counter.count)
+        if self._gtm.sampler == "exact":
+            a, n = self._exact_step(mechanism, data, sp)
+        else:
+            counter = _CountingMechanism(mechanism_for_step(mechanism, sp, self._rng))
+            a = self._gtm.step(
+                counter, data, sp.eps_t, sp.tau2, sp.c, sp.rho, sp.s,
+                evaluation_budget=sp.evaluation_budget,
+            )
+            n = counter.count
+        self._evaluations.append(n)
         halted = a == sp.s
         self.transcript.append(1 if halted else -1)
         if halted:
             self.halted_at = sp.t
         return halted
+
+    def _exact_step(self, mechanism: Callable, data: Any, sp: StepPlan) -> tuple[int, int]:
+        """Algorithm 1's three phases with exact sampling; purification and the flip act on the
+        count of the original mechanism's +1 outputs (same law, exact Bernoulli flips)."""
+        g = self._gtm
+        eps_t, tau2, c, rho, s, budget = g.check_step(
+            mechanism, sp.eps_t, sp.tau2, sp.c, sp.rho, sp.s, sp.evaluation_budget)
+        n = g.draw_count(eps_t, tau2, rho, s, budget)
+        try:
+            k_raw = count_positive(mechanism, data, n)
+        except MechanismError:
+            g.failed = True
+            raise
+        return g.decide(g.step_fed_count(k_raw, n, sp), c, s), n
 
 
 def mechanism_for_step(mechanism: Callable, sp: StepPlan, rng: np.random.Generator) -> Callable:
@@ -494,7 +595,7 @@ class _CountingMechanism:
         return self.mechanism(data)
 
 
-def run_reference(plan: Plan, p, rng: np.random.Generator) -> tuple[int, int]:
+def run_reference(plan: Plan, p, rng: np.random.Generator, *, sampler: str = "exact") -> tuple[int, int]:
     """One run of the reference GTM on a Bernoulli stream p[0..T-1]: (outcome code, evaluations).
 
     The outcome code is that of the target protocol (``docs/protocol.md``): t when the run halted
@@ -503,7 +604,7 @@ def run_reference(plan: Plan, p, rng: np.random.Generator) -> tuple[int, int]:
     the run stops there, in its terminal failed state - an observable outcome, never retried.
     """
     p = check_stream("p", p)
-    run = GTMRun(plan, rng)
+    run = GTMRun(plan, rng, sampler=sampler)
     total = 0
     for t, pt in enumerate(p, start=1):
         try:

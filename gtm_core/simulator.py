@@ -13,6 +13,11 @@ Gamma(c+1, 1) <= lambda q (the Poisson-process identity Pr[Po(mu) >= c+1] = Pr[G
 which has exactly the same law and is three times faster than a Poisson draw.
 
 The simulator models the mathematical Algorithm 1: no evaluation budget is enforced.
+
+Sampling is float64 (numpy's exponential, gamma and Poisson samplers), for speed: those laws are
+only approximations of the exact ones (docs/deployment.md, "Exact sampling", quantifies two
+events where they differ). Deployments and the reference GTM draw with the exact samplers of
+:mod:`gtm_core.exact_sampling`; results that rely on this simulator are float64 simulations.
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """Secrets hygiene: eta_1, eta_{2,t}, N_t and K_t never reach an output channel.
 
-A generator that returns planted sentinel values (eta_1 = 1.919191919191, eta_{2,t} =
-0.737373737373, N_t = 23456) and mechanisms that produce K_t = 199 (continue) then 12121
+Planted sentinel values (eta_1 = 1.919191919191, eta_{2,t} = 0.737373737373, N_t = 23456) -
+for the exact sampler a bit source whose first 64 bits put eta_1 at the sentinel (its drawn
+bits, the stored secret, are searched for too) and a patched count draw; for the float path a
+generator returning them - and mechanisms that produce K_t = 199 (continue) then 12121
 (halt) drive a deployment through the Python API and through the CLI; every channel is then
 searched for the sentinels in several renderings (repr, short formats, derived sums):
 ``repr``/``str``, log records (caplog, DEBUG), CLI stdout/stderr, JSON outputs, exception
@@ -25,6 +27,7 @@ from gtm_core.deployment import runner as dep_runner
 from gtm_core import reference as R
 from gtm_core.deployment import Deployment
 from gtm_core.errors import EvaluationBudgetExceeded, GTMError, MechanismError
+from gtm_core.exact_sampling import BitSource, SeededBits
 
 ETA1, ETA2, N_T = 1.919191919191, 0.737373737373, 23456
 K_CONTINUE, K_HALT = 199, 12121
@@ -33,6 +36,59 @@ CONFIG = GTMConfig.from_dict({
     "gtm": {"epsilon": 1.0, "theta": 1.0, "gamma": 1.5, "beta": 0.05},
     "stream": {"eps_t": 0.1, "p_star": 0.5, "horizon": 100},
 })
+
+
+TAU1 = make_plan(CONFIG).tau1
+
+
+def _sentinel_bits() -> int:
+    """The 64-bit prefix m of U with -tau_1 ln U = ETA1: U in [m 2^-64, (m + 1) 2^-64]."""
+    import mpmath
+
+    with mpmath.workdps(60):
+        return int(mpmath.floor(mpmath.exp(-mpmath.mpf(ETA1) / mpmath.mpf(TAU1)) * mpmath.mpf(2) ** 64))
+
+
+ETA1_BITS = _sentinel_bits()
+ETA1_HEX = format(ETA1_BITS, "016x")  # how the stored secret begins
+
+
+class SentinelBits(BitSource):
+    """eta_1's first 64 bits put it at ETA1 (to ~1e-18); then ordinary PCG64 bits. Stands in
+    for the OS CSPRNG (deployable) so a test can run the unseeded path."""
+
+    deployable = True
+
+    def __init__(self):
+        self._first, self._rest = True, SeededBits(0)
+
+    def bits(self, k):
+        if self._first and k == 64:
+            self._first = False
+            return ETA1_BITS
+        return self._rest.bits(k)
+
+    def words(self, n):
+        return self._rest.words(n)
+
+
+def sentinel_count(noise, source, *, eps_t, tau2, rho, s, budget):
+    """Stands in for the exact N_t draw: N_t = N_T (or None beyond the budget)."""
+    return None if budget is not None and N_T > budget else N_T
+
+
+@pytest.fixture
+def planted(monkeypatch):
+    monkeypatch.setattr(R, "draw_count", sentinel_count)
+    monkeypatch.setattr(dep_runner, "SystemBits", SentinelBits)
+
+
+def eta1_of(gtm):
+    return float(gtm._noise.eta1.enclosure(64).mid())
+
+
+def hex_leak(text):
+    return ETA1_HEX in text
 
 
 class SentinelGenerator(np.random.Generator):
@@ -95,12 +151,12 @@ def test_the_search_finds_planted_values_power_companion():
     assert not leaks("/tmp/pytest-of-root/pytest-199/x " + "a199b" * 13 + "abcd")  # scrubbed noise
 
 
-def test_api_channels(tmp_path, caplog):
+def test_api_channels(tmp_path, caplog, planted):
     caplog.set_level(logging.DEBUG)
     state = tmp_path / "s"
     texts = []
-    dep = Deployment.create(state, CONFIG, rng=SentinelGenerator())
-    assert dep._gtm._eta1 == ETA1  # the sentinel really is eta_1
+    dep = Deployment.create(state, CONFIG)
+    assert abs(eta1_of(dep._gtm) - ETA1) < 1e-15  # the sentinel really is eta_1
     for _ in range(3):
         assert dep.step(sentinel_mechanism(K_CONTINUE)) is False
         texts += [repr(dep), str(dep), json.dumps(dep.status_dict()), repr(dep._gtm), str(dep.transcript)]
@@ -108,7 +164,7 @@ def test_api_channels(tmp_path, caplog):
     assert dep.step(sentinel_mechanism(K_HALT)) is True
     texts += [repr(dep), json.dumps(dep.status_dict())]
     dep.close()
-    with Deployment.open(state, rng=SentinelGenerator()) as dep2:
+    with Deployment.open(state) as dep2:
         texts += [repr(dep2), json.dumps(dep2.status_dict())]
         with pytest.raises(GTMError) as info:
             dep2.step(sentinel_mechanism(K_CONTINUE))
@@ -116,13 +172,22 @@ def test_api_channels(tmp_path, caplog):
     texts += [r.getMessage() for r in caplog.records]
     assert caplog.records, "expected log records to search"
     for text in texts:
-        assert not leaks(text), (leaks(text), text)
-    # positive control: the secret store does hold eta_1 (and only the state file does)
-    assert leaks(state.read_text())
+        assert not leaks(text) and not hex_leak(text), (leaks(text), text)
+    # positive control: the secret store does hold eta_1's bits (and only the state file does)
+    assert hex_leak(state.read_text())
 
 
-def test_reference_run_reprs():
-    run = R.GTMRun(make_plan(CONFIG), SentinelGenerator())
+def test_reference_run_reprs(planted):
+    run = R.GTMRun(make_plan(CONFIG), SentinelBits())
+    assert abs(eta1_of(run._gtm) - ETA1) < 1e-15
+    run.step(sentinel_mechanism(K_CONTINUE))
+    assert run.evaluation_counts() == [N_T]
+    for text in (repr(run), str(run), repr(run._gtm), repr(run._gtm._noise), str(run.transcript)):
+        assert not leaks(text) and not hex_leak(text), text
+
+
+def test_float_reference_run_reprs():
+    run = R.GTMRun(make_plan(CONFIG), SentinelGenerator(), sampler="float")
     assert run._gtm._eta1 == ETA1
     run.step(sentinel_mechanism(K_CONTINUE))
     for text in (repr(run), str(run), repr(run._gtm), str(run.transcript)):
@@ -132,17 +197,17 @@ def test_reference_run_reprs():
 def _fail_with(tmp_path, caplog, mechanism, exc_type, **patch):
     caplog.set_level(logging.DEBUG)
     state = tmp_path / "s"
-    with Deployment.create(state, CONFIG, rng=SentinelGenerator()) as dep:
+    with Deployment.create(state, CONFIG) as dep:
         dep.step(sentinel_mechanism(K_CONTINUE))
         with pytest.raises(exc_type) as info:
             dep.step(mechanism, **patch)
         texts = [str(info.value), repr(info.value), repr(dep), json.dumps(dep.status_dict())]
     texts += [r.getMessage() for r in caplog.records]
     for text in texts:
-        assert not leaks(text), (leaks(text), text)
+        assert not leaks(text) and not hex_leak(text), (leaks(text), text)
 
 
-def test_mechanism_error_channels(tmp_path, caplog):
+def test_mechanism_error_channels(tmp_path, caplog, planted):
     class Bad:
         def batch(self, data, n):
             raise RuntimeError(f"n={n}")  # a mechanism that puts N_t into its own error
@@ -153,7 +218,7 @@ def test_mechanism_error_channels(tmp_path, caplog):
     _fail_with(tmp_path, caplog, Bad(), MechanismError)
 
 
-def test_bad_output_channels(tmp_path, caplog):
+def test_bad_output_channels(tmp_path, caplog, planted):
     class Bad:
         def batch(self, data, n):
             return np.full(n, K_CONTINUE)
@@ -164,7 +229,7 @@ def test_bad_output_channels(tmp_path, caplog):
     _fail_with(tmp_path, caplog, Bad(), MechanismError)
 
 
-def test_budget_exceeded_channels(tmp_path, caplog, monkeypatch):
+def test_budget_exceeded_channels(tmp_path, caplog, monkeypatch, planted):
     import dataclasses
 
     real = dep_runner.uncached_step_plan
@@ -173,9 +238,8 @@ def test_budget_exceeded_channels(tmp_path, caplog, monkeypatch):
     _fail_with(tmp_path, caplog, sentinel_mechanism(K_CONTINUE), EvaluationBudgetExceeded)
 
 
-def test_cli_channels(tmp_path, monkeypatch, caplog):
+def test_cli_channels(tmp_path, monkeypatch, caplog, planted):
     caplog.set_level(logging.DEBUG)
-    monkeypatch.setattr(dep_runner, "default_rng", lambda seed=None: (SentinelGenerator(), seed is not None))
     monkeypatch.setattr(cmd_deploy, "default_rng", lambda seed=None: (SentinelGenerator(), seed is not None))
     cfg = tmp_path / "c.toml"
     cfg.write_text(CONFIG.to_toml())
@@ -201,5 +265,5 @@ def test_cli_channels(tmp_path, monkeypatch, caplog):
     assert any("step 4: HALT" in o for o in outputs)
     outputs += [r.getMessage() for r in caplog.records]
     for text in outputs:
-        assert not leaks(text), (leaks(text), text)
-    assert leaks((tmp_path / "s").read_text())  # positive control: the secret store
+        assert not leaks(text) and not hex_leak(text), (leaks(text), text)
+    assert hex_leak((tmp_path / "s").read_text())  # positive control: the secret store

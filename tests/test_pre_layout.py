@@ -2,9 +2,9 @@
 
 * ``gtm plan --json`` of every example is byte-identical to the file the old code wrote (once the
   ``usable`` / ``warning`` keys of issue 13 are taken out);
-* deployment states and key files written by the old code open, verify (SHA-256, HMAC, the
-  GTMConfig digest, the plan identity) and re-seal to the same bytes (the canonical form and key
-  header are unchanged), and ``gtm deploy status`` reports them.
+* deployment states written by the old code are still authentic (canonical form and key header
+  unchanged) but, since issue 15 (exact sampling, state version 2), are refused - by the API and
+  by ``gtm deploy status`` / ``step`` - with the migration message (one line, exit 2).
 """
 
 from __future__ import annotations
@@ -51,18 +51,32 @@ def _copy_state(name: str, tmp_path: Path) -> Path:
     return tmp_path / name
 
 
+# Issue 15 (exact sampling, state version 2) deliberately changed what happens to these states:
+# their eta_1 was drawn by the float64 sampler and cannot be made exact after the fact, so they are
+# REFUSED (stepping, opening and `gtm deploy status` alike) with a message that says why and what to
+# do. Their canonical form and key header are unchanged: the HMAC still verifies by hand.
+
+
 @pytest.mark.parametrize("name,seeded,done", [("state_seeded", True, 3), ("state_os", False, 2)])
-def test_old_state_verifies_and_reseals_to_the_same_bytes(name, seeded, done, tmp_path):
+def test_old_state_is_still_authentic_but_refused_with_the_migration_message(name, seeded, done, tmp_path):
+    import hashlib
+    import hmac
+
+    from gtm_core.errors import StateError
+
     path = _copy_state(name, tmp_path)
     raw = path.read_bytes()
     key = S.read_key(Path(str(path) + ".key"))
-    body = S.unseal(raw, key, path)
-    assert S.seal(body, key) == raw  # canonical form, SHA-256 and HMAC unchanged
-    assert GTMConfig.from_dict(body["config"]).digest() == body["config_sha256"]
-    with Deployment.open(path) as dep:  # authenticates, validates, re-plans and compares the plan identity
-        assert dep.seeded is seeded and dep.steps_done == done and dep.status == "running"
-        assert dep.generation == body["generation"]
-    assert path.read_bytes() == raw  # opening writes nothing
+    doc = json.loads(raw)
+    assert doc["version"] == 1 and isinstance(doc["body"]["secret"]["eta1"], float)
+    canon = S.canonical_body(doc["body"])
+    assert hmac.compare_digest(hmac.new(key, canon, hashlib.sha256).hexdigest(), doc["hmac_sha256"])
+    assert doc["body"]["seeded"] is seeded and doc["body"]["steps_done"] == done
+    with pytest.raises(StateError, match="version-1 state whose eta_1 was drawn by the float64 sampler"):
+        S.unseal(raw, key, path)
+    with pytest.raises(StateError, match="retire it and start a new deployment"):
+        Deployment.open(path)
+    assert path.read_bytes() == raw  # refusing writes nothing
 
 
 def test_a_tampered_old_state_is_refused(tmp_path):
@@ -72,16 +86,18 @@ def test_a_tampered_old_state_is_refused(tmp_path):
     doc = json.loads(path.read_text())
     doc["body"]["steps_done"] += 1
     path.write_text(json.dumps(doc, sort_keys=True, separators=(",", ":")) + "\n")
-    with pytest.raises(StateError, match="corrupted"):
+    with pytest.raises(StateError):
         Deployment.open(path)
 
 
-@pytest.mark.parametrize("name,done", [("state_seeded", 3), ("state_os", 2)])
-def test_deploy_status_reports_an_old_state(name, done, tmp_path):
+@pytest.mark.parametrize("name", ["state_seeded", "state_os"])
+@pytest.mark.parametrize("verb", [["status"], ["step", "--bernoulli", "0.5"]])
+def test_deploy_refuses_an_old_state_in_one_line(name, verb, tmp_path):
     path = _copy_state(name, tmp_path)
-    out = tmp_path / "status.json"
-    r = CliRunner().invoke(cli, ["deploy", "status", str(path), "--json", str(out)], prog_name="gtm")
-    assert r.exit_code == 0, r.output
-    status = json.loads(out.read_text())
-    assert status["steps_done"] == done and status["status"] == "running" and status["next_step"] == done + 1
-    assert status["config_sha256"] == json.loads((FIXTURES / name).read_text())["body"]["config_sha256"]
+    raw = path.read_bytes()
+    out = tmp_path / "out.json"
+    r = CliRunner().invoke(cli, ["deploy", verb[0], str(path), *verb[1:], "--json", str(out)], prog_name="gtm")
+    assert r.exit_code == 2, r.output
+    lines = [ln for ln in r.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "version-1 state" in lines[0] and "gtm deploy init" in lines[0]
+    assert "Traceback" not in r.output and not out.exists() and path.read_bytes() == raw

@@ -17,7 +17,7 @@ from __future__ import annotations
 import click
 
 from gtm_core import GTMConfig
-from gtm_core.deployment import CommandMechanism, Deployment, check_time_limit
+from gtm_core.deployment import CommandMechanism, Deployment, GenerationCheck, check_time_limit
 from gtm_core.errors import InvalidParameter
 from gtm_core.reference import NOT_FOR_DEPLOYMENT, BernoulliMechanism, default_rng
 from gtm_core.validation import check_probability
@@ -52,7 +52,7 @@ def status_text(s: dict) -> str:
     eps = "" if p["epsilon"] is None else f", epsilon={p['epsilon']:g}"
     lines.append(f"  plan: {p['parameterization']}, tau1={p['tau1']:.10g}, mu1={p['mu1']:.10g}{eps}")
     lines.append(f"  config sha256: {s['config_sha256']}")
-    lines.append(f"  state file: {s['state_bytes']} bytes, generation {s['generation']}, "
+    lines.append(f"  state file: generation {s['generation']}, "
                  f"updated {s['updated_utc']}")
     if s["seeded"]:
         lines.append(f"  note: {NOT_FOR_DEPLOYMENT}")
@@ -61,6 +61,10 @@ def status_text(s: dict) -> str:
 
 _key_option = click.option("--key", "key_path", default=None, metavar="PATH",
                            help="key file (default: STATE.key)")
+_generation_check_option = click.option(
+    "--generation-check", "generation_check", default=None, metavar="CMD",
+    help="external rollback check: 'CMD check ID GEN' before stepping (non-zero exit refuses), "
+         "'CMD record ID GEN' after every step (examples/generation_check.sh)")
 _json_option = click.option("--json", "json_path", default=None, metavar="PATH",
                             help="write the machine-readable result here")
 
@@ -85,9 +89,10 @@ def command():
 @_key_option
 @click.option("--seed", type=click.IntRange(min=0), default=None,
               help="seed the generator (tests only: marks the deployment 'not for deployment')")
+@_generation_check_option
 @_json_option
 @guard
-def init_cmd(state, config_arg, config_path, key_path, seed, json_path):
+def init_cmd(state, config_arg, config_path, key_path, seed, generation_check, json_path):
     """Create a deployment at STATE: plan CONFIG, draw eta_1 once, write the state.
 
     CONFIG is the second argument (``gtm deploy init STATE CONFIG``) or ``--config CONFIG``
@@ -98,8 +103,11 @@ def init_cmd(state, config_arg, config_path, key_path, seed, json_path):
     if config_path is None:
         raise click.UsageError("Missing argument 'CONFIG' (gtm deploy init STATE CONFIG, or --config CONFIG).")
     out = check_writable(json_path, **deployment_files(state, key_path, config_path))
+    check = None if generation_check is None else GenerationCheck.from_text(generation_check)
     config = GTMConfig.load(config_path)
     with Deployment.create(state, config, key_path=key_path, seed=seed) as dep:
+        if check is not None:
+            check.run("record", dep.deployment_id, dep.generation)
         s = dep.status_dict()
     click.echo(f"created deployment {s['state_file']} ({s['plan']['parameterization']}, horizon "
                f"{s['horizon']}, config sha256 {s['config_sha256'][:16]})")
@@ -136,9 +144,10 @@ def status_cmd(state, key_path, json_path):
 @click.option("--seed", type=click.IntRange(min=0), default=None,
               help="seed the generators (tests only: marks the deployment 'not for deployment')")
 @_key_option
+@_generation_check_option
 @_json_option
 @guard
-def step_cmd(state, mechanism_cmd, bernoulli, steps, timeout, seed, key_path, json_path):
+def step_cmd(state, mechanism_cmd, bernoulli, steps, timeout, seed, key_path, generation_check, json_path):
     """Run the next step(s) of the deployment at STATE on a mechanism."""
     out = check_writable(json_path, **deployment_files(state, key_path))
     if (mechanism_cmd is None) == (bernoulli is None):
@@ -147,26 +156,56 @@ def step_cmd(state, mechanism_cmd, bernoulli, steps, timeout, seed, key_path, js
     if bernoulli is not None:
         bernoulli = check_probability("--bernoulli", bernoulli)
     if mechanism_cmd is not None:
-        CommandMechanism(mechanism_cmd)  # parse errors before opening the deployment
+        CommandMechanism(mechanism_cmd)  # parse errors, missing program: before opening the deployment
+    check = None if generation_check is None else GenerationCheck.from_text(generation_check)
     mech_rng, _ = default_rng(None if seed is None else seed + 1)
     rng, _ = default_rng(seed)
     ran = []
     with Deployment.open(state, key_path=key_path, rng=rng if seed is not None else None) as dep:
-        for _ in range(steps):
-            if dep.status != "running" and ran:
-                break
-            t = dep.next_step
-            if mechanism_cmd is not None:
-                mech = CommandMechanism(mechanism_cmd, step=t, time_limit=timeout)
-            else:
-                mech = BernoulliMechanism(bernoulli, mech_rng)
-            halted = dep.step(mech, time_limit=timeout)
-            ran.append({"t": t, "outcome": "halt" if halted else "continue"})
-            click.echo(f"step {t}: {'HALT' if halted else 'continue'}")
-            if halted:
-                break
+        if check is not None:  # before any step: a rolled-back state is refused here
+            check.run("check", dep.deployment_id, dep.generation)
+        try:
+            note = _run_steps(dep, steps, mechanism_cmd, bernoulli, mech_rng, timeout, ran, check)
+        except BaseException:
+            if check is not None:  # the failure was recorded in the state: follow it in the log
+                try:
+                    check.run("record", dep.deployment_id, dep.generation)
+                except Exception:  # broad-except: the original error is re-raised below; a failed record must not mask it
+                    pass
+            raise
         s = dep.status_dict()
     click.echo(f"deployment {s['state_file']}: {s['status']}, {s['steps_done']} steps committed")
+    if note:
+        click.echo(note)
     if s["seeded"]:
         click.echo(f"note: {NOT_FOR_DEPLOYMENT}")
     write_json(out, {**s, "steps_run": ran})
+
+
+def _run_steps(dep, steps, mechanism_cmd, bernoulli, mech_rng, timeout, ran, check):
+    """Run up to ``steps`` steps (appending to ``ran``, recording every committed generation with
+    the generation check); the horizon note, or None."""
+    for _ in range(steps):
+        if dep.status != "running" and ran:
+            break
+        if ran and dep.steps_done >= dep.config.stream.horizon:
+            return (f"note: the horizon of {dep.config.stream.horizon} steps was reached after "
+                    f"{len(ran)} of the {steps} steps asked for")
+        t = dep.next_step
+        if mechanism_cmd is not None:
+            mech = CommandMechanism(mechanism_cmd, step=t, time_limit=timeout)
+        else:
+            mech = BernoulliMechanism(bernoulli, mech_rng)
+        try:
+            halted = dep.step(mech, time_limit=timeout)
+        except KeyboardInterrupt:  # recorded as failed (interrupted) by the step itself
+            click.echo(f"interrupted during step {t}: the deployment is now failed (interrupted)",
+                       err=True)
+            raise click.exceptions.Exit(130) from None
+        if check is not None:
+            check.run("record", dep.deployment_id, dep.generation)
+        ran.append({"t": t, "outcome": "halt" if halted else "continue"})
+        click.echo(f"step {t}: {'HALT' if halted else 'continue'}")
+        if halted:
+            break
+    return None

@@ -12,11 +12,11 @@ State file
 ----------
 One JSON document (the *state*), holding: the configuration and its SHA-256, the plan's global
 parameters (tau_1, mu_1, epsilon, parameterisation) as a plan identity, **eta_1** (the only
-secret; see below), the number of committed steps, the status (``running``, ``halted``,
+secret, as its drawn bits; see below), the number of committed steps, the status (``running``, ``halted``,
 ``failed``) with the failure (step, kind, reason), the *pending* step (write-ahead record), the
 public transcript (run-length encoded: it is ``continue`` until the single ``halt``, so it has
 constant size), the total number of mechanism evaluations (sensitive), the seeded flag, a
-generation counter and timestamps.
+generation counter, a random public ``deployment_id`` and timestamps.
 
 It is written atomically: a temporary file in the same directory (mode 0600), written, fsync'ed,
 renamed over the old state (``os.replace``; the first write uses ``os.link`` so that an existing
@@ -39,15 +39,29 @@ keyed by 32 random bytes from the operating system stored in a separate *key fil
   (SHA-256 mismatch: "corrupted"); edits by anyone who cannot read the key file, and a state
   file swapped in from *another* deployment (HMAC mismatch: "tampered or wrong key"). Both are
   refused with :class:`StateError`; a refused state is never re-initialised.
-* Not detected: an attacker who can read the key file (they can forge any state), and a
-  *rollback* of the state file to an earlier copy of itself (e.g. a restore from backup): it is
-  validly authenticated, would resume at an earlier step and re-run later steps with fresh
-  noise. Do not back up and restore state files; if you must, record ``generation`` and
-  ``steps_done`` from ``gtm deploy status --json`` in an external log after every run and compare.
+* Defended (each by a test, see docs/deployment.md "Threat model"): crashes at any point of a step
+  (write-ahead protocol, ``test_crash.py``); two processes on one deployment, also through a
+  symlink and also after ``STATE.lock`` was deleted (paths resolved once with ``realpath``; the
+  lock file **and the key file** - written once, never replaced - are flocked; ``test_locking.py``);
+  a symlinked state replaced by a regular file (writes go to the real file); sweeping another
+  deployment's temporaries (only ``.NAME.<8 random>.tmp`` exactly; ``test_state.py``); a size side
+  channel (no ``state_bytes`` in the status, eta_1's bits at fixed width; ``test_state.py``);
+  mechanism process trees outliving a timeout, Ctrl-C or ``gtm`` (:class:`CommandMechanism`
+  through :class:`gtm_core.processes.ProcessGroup`; ``test_mechanisms.py``); a commit that cannot
+  be written (``state_write_failed``); a *rollback* of the state to an earlier copy of itself,
+  **only** with an external generation check (:mod:`.generation`, ``--generation-check``) whose log
+  the rollback cannot also roll back.
+* Not defended: an attacker who can read the key file (they can forge any state) or the state
+  file (it holds eta_1); a rollback without a generation check (validly authenticated: it would
+  resume at an earlier step and re-run later steps with fresh noise - do not restore state files
+  from backups); the state file's size seen by ``stat`` (independent of eta_1 but growing with the
+  digits of the sensitive evaluation total); root or a debugger; a Python callable that ignores
+  its time limit (abandoned, not killed); mechanism faults that depend on the data.
 
-Concurrency: an open deployment holds an exclusive ``flock`` on ``STATE.lock``; a second process
-(or a second :meth:`Deployment.open` in the same process) is refused. The kernel releases the
-lock when the holder dies, so a crash never leaves the deployment locked.
+Concurrency: an open deployment holds an exclusive ``flock`` on ``STATE.lock`` and on the key
+file of the real (link-resolved) paths; a second process (or a second :meth:`Deployment.open` in
+the same process) is refused. The kernel releases the locks when the holder dies, so a crash
+never leaves the deployment locked.
 
 Step protocol (write-ahead) and why a crash mid-step fails the deployment
 ------------------------------------------------------------------------
@@ -95,34 +109,40 @@ depend on the data leaks through them, as in any DP system).
 
 A Python callable cannot be forcibly stopped: with a time limit it runs in a daemon thread,
 and on timeout the deployment is failed and the thread abandoned (its results are ignored).
-:class:`CommandMechanism` runs the mechanism as a subprocess and kills it on timeout.
+:class:`CommandMechanism` runs the mechanism as a command in its own process group and kills its
+whole tree on timeout, error, Ctrl-C and when ``gtm`` dies; a program that cannot be started is
+refused when the mechanism is constructed, before any write-ahead record.
 
-Floating point (Mironov 2012)
------------------------------
-eta_1, eta_{2,t} come from numpy's ``Generator.exponential`` and N_t from
-``Generator.poisson``, in float64. No floating-point value derived from the noise is released
-(a step releases one bit; the data enter only through the integer K_t), so the attack on
-textbook floating-point Laplace - reading the low-order bits of a released x + noise - has
-nothing to read. The sampled laws are still only approximations of Exp(tau) and Po(lambda)
-(finite grid; numpy's exponential never exceeds about 44 tau), and the paper's pure-DP proof
-assumes the exact laws; the deviation is not bounded rigorously here. See docs/deployment.md.
+Exact sampling (state version 2)
+--------------------------------
+Every random quantity of a step - eta_1, eta_{2,t}, N_t and purification's flips - is drawn
+exactly from random bits (:mod:`gtm_core.exact_sampling`; no float decides an outcome). eta_1 is
+a lazily refined random real: the state stores its drawn bits (``secret.eta1_bits``, a
+fixed-width hex string, so the file size does not reveal how many bits were drawn). A step that
+needs more bits of eta_1 appends to them in phase 1, and they are persisted by the write-ahead
+record (phase 2) before the mechanism runs; bits lost in a crash before phase 2 never met the
+data, and drawing them afresh leaves the joint law unchanged (they are uniform given the
+stored prefix). The stored prefix is never redrawn. A version-1 state (eta_1 drawn by the
+float64 sampler) is refused: it cannot be made exact after the fact. See docs/deployment.md.
 
 Randomness
 ----------
-The default generator is seeded from the operating system, anew on every :meth:`open`; its
-state is never stored. A caller-supplied generator or seed marks the deployment ``seeded``
-(sticky: the flag is stored and stays set for the life of the deployment), and every output
-(``repr``, status, JSON, CLI) then carries :data:`NOT_FOR_DEPLOYMENT`.
+Without a seed every bit comes from the operating system's CSPRNG (``SystemBits``). A
+caller-supplied numpy generator or seed (bits from it: reproducible) marks the deployment
+``seeded`` (sticky: the flag is stored and stays set for the life of the deployment), and every
+output (``repr``, status, JSON, CLI) then carries :data:`NOT_FOR_DEPLOYMENT`.
 
 Where things live
 -----------------
 :mod:`.state` (state and key files: format, sealing, validation, durable writes),
-:mod:`.mechanisms` (time-limited evaluation, :class:`CommandMechanism`), :mod:`.runner`
+:mod:`.mechanisms` (time-limited evaluation, :class:`CommandMechanism`), :mod:`.generation`
+(the external rollback check), :mod:`.runner`
 (:class:`Deployment`, the step protocol).
 """
 
 from ..errors import MechanismTimeout
 from ..reference import NOT_FOR_DEPLOYMENT
+from .generation import GenerationCheck
 from .mechanisms import MAX_TIME_LIMIT, CommandMechanism, check_time_limit
 from .runner import Deployment
 from .state import FAILURE_KINDS, STATE_FORMAT, STATE_VERSION
@@ -130,6 +150,7 @@ from .state import FAILURE_KINDS, STATE_FORMAT, STATE_VERSION
 __all__ = [
     "Deployment",
     "CommandMechanism",
+    "GenerationCheck",
     "MechanismTimeout",
     "check_time_limit",
     "MAX_TIME_LIMIT",

@@ -26,7 +26,15 @@ from ..errors import (
     StateError,
 )
 from ..planners import Plan, make_plan, uncached_step_plan
-from ..reference import GTM, NOT_FOR_DEPLOYMENT, default_rng, mechanism_for_step
+from ..exact_sampling import (
+    BitSource,
+    GeneratorBits,
+    PrecisionLimitExceeded,
+    SeededBits,
+    SharedNoise,
+    SystemBits,
+)
+from ..reference import GTM, NOT_FOR_DEPLOYMENT
 from .mechanisms import check_time_limit, evaluate_count
 from .state import (
     KEY_HEADER,
@@ -59,25 +67,34 @@ class Deployment:
     # -- construction --------------------------------------------------------------------------
     @classmethod
     def _new(cls, path: Path, key_path: Path, key: bytes, body: dict, config: GTMConfig,
-             plan: Plan, rng: np.random.Generator, lock_fd: int) -> "Deployment":
+             plan: Plan, source: BitSource, lock_fd: int) -> "Deployment":
+        noise = SharedNoise.from_secret_hex(body["secret"]["eta1_bits"], plan.tau1, plan.mu1, source)
+        gtm = GTM.restore_exact(source, noise, steps_taken=body["steps_done"])
+        key_fd = cls._lock_key(key_path)  # the caller closes lock_fd if anything above raises
         self = object.__new__(cls)
         self._path, self._key_path, self._key = path, key_path, key
         self._body, self._config, self._plan = body, config, plan
-        self._rng, self._lock_fd = rng, lock_fd
+        self._source, self._lock_fd, self._key_fd = source, lock_fd, key_fd
         self._broken = False
-        self._gtm = GTM.restore(rng, eta1=body["secret"]["eta1"], mu1=plan.mu1,
-                                 steps_taken=body["steps_done"])
+        self._gtm = gtm
         return self
+
+    def _secret(self) -> dict:
+        """eta_1's drawn bits as stored (fixed width)."""
+        return {"eta1_bits": self._gtm.secret_eta1_bits()}
 
     @staticmethod
     def _paths(path, key_path) -> tuple[Path, Path, Path]:
         if not isinstance(path, (str, os.PathLike)) or str(path) in ("", ".") or "\x00" in str(path):
             raise StateError(f"state path must be a non-empty file path, got {path!r}")
-        p = Path(path)
+        # links are resolved once, here: the lock, every write and the temporary files all use the
+        # real file, so two names (a symlink and its target) are one deployment, and a write
+        # never replaces a symlink by a regular file (which would leave the old state behind)
+        p = Path(os.path.realpath(path))
         k = Path(str(p) + ".key") if key_path is None else key_path
         if not isinstance(k, (str, os.PathLike)) or str(k) in ("", ".") or "\x00" in str(k):
             raise StateError(f"key path must be a non-empty file path, got {key_path!r}")
-        k = Path(k)
+        k = Path(os.path.realpath(k))
         if os.path.abspath(k) == os.path.abspath(p):
             raise StateError("the key file must be a different file from the state file")
         return p, k, Path(str(p) + ".lock")
@@ -103,16 +120,38 @@ class Deployment:
         return fd
 
     @staticmethod
-    def _rng_for(rng, seed) -> tuple[np.random.Generator, bool]:
+    def _lock_key(key_path: Path) -> int:
+        """flock the key file too: it is written once and never replaced or renamed, so deleting
+        or recreating ``STATE.lock`` while a deployment is open cannot let a second process in."""
+        try:
+            fd = os.open(key_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except FileNotFoundError:
+            raise StateError(f"key file not found: {str(key_path)!r}") from None
+        except OSError as exc:
+            raise StateError(f"cannot open key file {str(key_path)!r}: {exc.strerror}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise StateError(
+                    f"the deployment of key file {str(key_path)!r} is in use by another process or handle"
+                ) from None
+            raise StateError(f"cannot lock {str(key_path)!r}: {exc.strerror}") from None
+        return fd
+
+    @staticmethod
+    def _rng_for(rng, seed) -> tuple[BitSource, bool]:
+        """(bit source, seeded): the OS CSPRNG unless a generator or seed is given."""
         if rng is not None and seed is not None:
             raise InvalidParameter("pass either rng or seed, not both")
         if rng is not None:
             if not isinstance(rng, np.random.Generator):
                 raise InvalidParameter(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-            return rng, True
+            return GeneratorBits(rng), True
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
             raise InvalidParameter(f"seed must be a non-negative integer, got {seed!r}")
-        return default_rng(seed)
+        return (SystemBits(), False) if seed is None else (SeededBits(seed), True)
 
     @classmethod
     def create(cls, path, config: GTMConfig, *, key_path=None, rng: np.random.Generator | None = None,
@@ -147,10 +186,11 @@ class Deployment:
             gtm.init(plan.tau1, plan.mu1)  # GTM.Init: eta_1 ~ Exp(tau_1), the one and only draw
             now = utc_now()
             body = {
+                "deployment_id": _secrets.token_hex(16),  # public: names it in external logs
                 "config": config.to_dict(),
                 "config_sha256": config.digest(),
                 "plan": plan_identity(plan),
-                "secret": {"eta1": gtm.secret_eta1()},
+                "secret": {"eta1_bits": gtm.secret_eta1_bits()},
                 "seeded": bool(seeded),
                 "status": "running",
                 "steps_done": 0,
@@ -249,7 +289,10 @@ class Deployment:
 
     # -- lifecycle -------------------------------------------------------------------------------
     def close(self) -> None:
-        """Release the lock. The state on disk is always up to date; closing writes nothing."""
+        """Release the locks. The state on disk is always up to date; closing writes nothing."""
+        if getattr(self, "_key_fd", None) is not None:
+            os.close(self._key_fd)
+            self._key_fd = None
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
@@ -323,6 +366,11 @@ class Deployment:
         return self._body["seeded"]
 
     @property
+    def deployment_id(self) -> str:
+        """A random public identifier drawn at creation (for external generation logs)."""
+        return self._body["deployment_id"]
+
+    @property
     def generation(self) -> int:
         return self._body["generation"]
 
@@ -351,6 +399,7 @@ class Deployment:
         horizon = self._config.stream.horizon
         out = {
             "state_file": str(self._path),
+            "deployment_id": b["deployment_id"],
             "status": b["status"],
             "steps_done": done,
             "next_step": None if b["status"] != "running" or done >= horizon else done + 1,
@@ -374,10 +423,7 @@ class Deployment:
                 "evaluation_budget": sp.evaluation_budget,
                 "budget_exceed_probability": sp.budget_exceed_probability,
             }
-        try:
-            out["state_bytes"] = os.stat(self._path).st_size
-        except OSError:
-            out["state_bytes"] = None
+        # no "state_bytes": the file's size is a function of secrets (the evaluation total's digits)
         return out
 
     def __repr__(self) -> str:
@@ -406,13 +452,16 @@ class Deployment:
         b = self._body
         t = b["steps_done"] + 1
         sp = uncached_step_plan(self._config, t)
-        fed = mechanism_for_step(mechanism, sp, self._rng)
         eps_t, tau2, c, rho, s, budget = self._gtm.check_step(
-            fed, sp.eps_t, sp.tau2, sp.c, sp.rho, sp.s, sp.evaluation_budget)
+            mechanism, sp.eps_t, sp.tau2, sp.c, sp.rho, sp.s, sp.evaluation_budget)
 
-        # phase 1: the noise (no data touched, nothing durable yet)
+        # phase 1: the noise, exactly (no data touched, nothing durable yet; may refine eta_1)
         try:
             n = self._gtm.draw_count(eps_t, tau2, rho, s, budget)
+        except PrecisionLimitExceeded:
+            self._fail(t, "precision_limit_exceeded",
+                       f"step {t}: a sampling decision needed more random bits than the sampler's cap")
+            raise
         except EvaluationBudgetExceeded:
             self._fail(t, "evaluation_budget_exceeded",
                        f"step {t} needed more than its evaluation budget of {budget} evaluations "
@@ -422,15 +471,16 @@ class Deployment:
             ) from None
         fault_point("step:noise_drawn")
 
-        # phase 2: write-ahead record, durable before the mechanism sees the data
-        self._write({**b, "pending_step": t})
+        # phase 2: write-ahead record (with eta_1's bits), durable before the mechanism sees the data
+        self._write({**b, "pending_step": t, "secret": self._secret()})
         b = self._body
         fault_point("step:pending_written")
 
         # phase 3: evaluate (the only phase that touches the data)
         abort = getattr(mechanism, "close", None)
         try:
-            k = evaluate_count(fed, data, n, time_limit, abort if callable(abort) else None)
+            k_raw = evaluate_count(mechanism, data, n, time_limit, abort if callable(abort) else None)
+            k = self._gtm.step_fed_count(k_raw, n, sp)  # purification, flip: exact, on the count
         except MechanismTimeout:
             limit = "its time limit" if time_limit is None else f"its time limit of {time_limit:g} s"
             self._fail(t, "mechanism_timeout", f"the mechanism exceeded {limit}")
@@ -453,15 +503,18 @@ class Deployment:
             runs[-1][1] += 1
         else:
             runs.append(["halt" if halted else "continue", 1])
-        self._write({
-            **b,
-            "pending_step": None,
-            "steps_done": t,
-            "status": "halted" if halted else "running",
-            "halted_at": t if halted else None,
-            "transcript": runs,
-            "evaluations_total": b["evaluations_total"] + n,
-        })
+        try:
+            self._write({
+                **b,
+                "pending_step": None,
+                "steps_done": t,
+                "status": "halted" if halted else "running",
+                "halted_at": t if halted else None,
+                "transcript": runs,
+                "evaluations_total": b["evaluations_total"] + n,
+            })
+        except StateError as exc:  # e.g. ENOSPC: the outcome is lost, the step must never re-run
+            self._commit_failed(t, str(exc))
         fault_point("step:committed")
         logger.debug("deployment %s: step %d committed (%s)", self._path, t, "halt" if halted else "continue")
         if halted:
@@ -494,10 +547,25 @@ class Deployment:
             raise StateError(f"cannot write deployment state {str(self._path)!r}: {exc.strerror}") from None
         self._body = new
 
+    def _commit_failed(self, t: int, cause: str) -> None:
+        """The commit write of step t failed after the evaluation: record state_write_failed
+        (one retry of a smaller write) and raise a StateError that says what happened."""
+        self._broken = False
+        try:
+            self._fail(t, "state_write_failed", f"the commit of step {t} could not be written ({cause})")
+        except StateError:
+            self._broken = True
+            raise StateError(
+                f"state_write_failed: {cause}; the outcome of step {t} is lost and the failure could "
+                "not be recorded either: the deployment will open as failed at this step "
+                "(crashed_during_step)") from None
+        raise StateError(f"state_write_failed: {cause}; step {t}'s outcome is lost, the deployment "
+                         "is now failed") from None
+
     def _fail(self, t: int, kind: str, reason: str) -> None:
         """Enter the terminal failed state at step t, durably."""
         b = self._body
-        self._write({**b, "status": "failed", "pending_step": None,
+        self._write({**b, "status": "failed", "pending_step": None, "secret": self._secret(),
                      "failure": {"step": t, "kind": kind, "reason": reason}})
         self._gtm.failed = True
         logger.warning("deployment %s failed at step %d (%s)", self._path, t, kind)

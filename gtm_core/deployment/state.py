@@ -9,20 +9,21 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import math
 import os
+import re
 import stat
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from ..errors import StateError
+from ..errors import InvalidParameter, StateError
+from ..exact_sampling import LazyUniform, SystemBits
 from ..files import TEMPORARY_SUFFIX, write_atomic
 from ..planners import Plan
 
 
 STATE_FORMAT = "gtm-deployment-state"
-STATE_VERSION = 1
+STATE_VERSION = 2  # 2: exact sampling (eta_1 stored as its drawn bits); 1: float64 eta_1 (refused)
 KEY_HEADER = "gtm-deployment-key v1 "
 MAX_STATE_BYTES = 256 * 1024 * 1024
 _STATUSES = ("running", "halted", "failed")
@@ -33,6 +34,13 @@ FAILURE_KINDS = (
     "interrupted",
     "crashed_during_step",
     "state_write_failed",
+    "precision_limit_exceeded",
+)
+
+V1_REFUSAL = (
+    "is a version-1 state whose eta_1 was drawn by the float64 sampler; it cannot be made exact "
+    "after the fact, so this version refuses to resume it: retire it and start a new deployment "
+    "with 'gtm deploy init' (a new, separately accounted privacy expense)"
 )
 
 # Fault-injection point for the crash tests: called with a point name at every step of the
@@ -72,18 +80,26 @@ def write_private_atomic(path: Path, data: bytes, *, exclusive: bool) -> None:
         raise StateError(f"refusing to overwrite existing file {str(path)!r}") from None
 
 
+def temporary_name_pattern(path: Path) -> re.Pattern:
+    """The names of ``path``'s own temporaries exactly: ``.NAME.<random>.tmp``, where <random> is
+    :func:`tempfile.mkstemp`'s 8 characters from ``[a-z0-9_]`` (no dot), so ``.a.b.<random>.tmp``
+    (a temporary of the file ``a.b``) is not one of ``a``'s. A test checks that
+    :func:`gtm_core.files.write_atomic`'s temporaries match this pattern."""
+    return re.compile(re.escape(f".{path.name}.") + r"[a-z0-9_]{8}" + re.escape(TEMPORARY_SUFFIX))
+
+
 def remove_stale_temporaries(path: Path) -> None:
     """Remove temporary files a killed writer left next to ``path`` (they may hold eta_1).
 
     Called only while the deployment lock is held, so no writer is active.
     """
-    prefix = f".{path.name}."
+    own = temporary_name_pattern(path)
     try:
         names = os.listdir(path.parent)
     except OSError:
         return
     for name in names:
-        if name.startswith(prefix) and name.endswith(TEMPORARY_SUFFIX):
+        if own.fullmatch(name):
             try:
                 os.unlink(path.parent / name)
             except OSError:
@@ -149,6 +165,8 @@ def unseal(data: bytes, key: bytes, path: Path) -> dict:
         raise StateError(f"state file {where} is corrupted (not a JSON document)") from None
     if not isinstance(doc, dict) or doc.get("format") != STATE_FORMAT:
         raise StateError(f"state file {where} is not a gtm deployment state")
+    if doc.get("version") == 1:
+        raise StateError(f"state file {where} {V1_REFUSAL}")
     if doc.get("version") != STATE_VERSION:
         raise StateError(f"state file {where} has unsupported version {doc.get('version')!r}")
     body, digest, mac = doc.get("body"), doc.get("sha256"), doc.get("hmac_sha256")
@@ -186,7 +204,7 @@ def validate_body(body: dict, where: str) -> None:
         return isinstance(v, int) and not isinstance(v, bool)
 
     required = {
-        "config": dict, "config_sha256": str, "plan": dict, "secret": dict, "seeded": bool,
+        "deployment_id": str, "config": dict, "config_sha256": str, "plan": dict, "secret": dict, "seeded": bool,
         "status": str, "steps_done": int, "transcript": list, "evaluations_total": int,
         "generation": int, "created_utc": str, "updated_utc": str,
     }
@@ -198,9 +216,15 @@ def validate_body(body: dict, where: str) -> None:
     for name in ("pending_step", "halted_at", "failure"):
         if name not in body:
             bad(f"missing field {name!r}")
-    eta1 = body["secret"].get("eta1")
-    if not isinstance(eta1, float) or not math.isfinite(eta1) or eta1 < 0:
-        bad("the stored noise is not a finite non-negative number")
+    if not re.fullmatch(r"[0-9a-f]{32}", body["deployment_id"]):
+        bad("malformed deployment id")
+    bits = body["secret"].get("eta1_bits")
+    if set(body["secret"]) != {"eta1_bits"} or not isinstance(bits, str):
+        bad("the stored noise is not a bit string")
+    try:
+        LazyUniform.from_hex(bits, SystemBits())
+    except InvalidParameter:
+        bad("the stored noise is not a valid bit string")
     if body["status"] not in _STATUSES:
         bad(f"unknown status {body['status']!r}")
     done = body["steps_done"]

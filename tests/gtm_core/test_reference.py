@@ -124,14 +124,21 @@ def test_astronomical_lambda_is_handled_by_the_budget():
 
 def test_repr_hides_secrets():
     run = GTMRun(plan(), seed=123)
-    eta1 = run._gtm._eta1
-    text = repr(run) + str(run) + repr(run._gtm)
-    assert repr(eta1) not in text and f"{eta1:.6g}" not in text
+    run.step(BernoulliMechanism(0.0, np.random.default_rng(0)))
+    eta1 = float(run._gtm._noise.eta1.enclosure(64).mid())  # exact sampler: eta_1 is a lazy real
+    bits = run._gtm._noise.secret_hex()[4:20]
+    text = repr(run) + str(run) + repr(run._gtm) + repr(run._gtm._noise)
+    assert repr(eta1) not in text and f"{eta1:.6g}" not in text and bits not in text
     assert "not for deployment" in repr(run)
 
 
 def test_unseeded_run_is_not_marked_seeded():
-    assert not GTMRun(plan()).seeded
+    from gtm_core.exact_sampling import SeededBits, SystemBits
+
+    run = GTMRun(plan())
+    assert not run.seeded and isinstance(run._gtm._source, SystemBits)  # the OS CSPRNG
+    assert isinstance(GTMRun(plan(), seed=1)._gtm._source, SeededBits)
+    assert GTMRun(plan(), sampler="float")._gtm._source is None
 
 
 def test_run_records_transcript_and_refuses_after_halt():
@@ -177,7 +184,7 @@ def test_public_phases_reproduce_step_draw_for_draw():
     whole, phased = GTM(np.random.default_rng(11)), GTM(np.random.default_rng(11))
     whole.init(3.0, 13.0)
     phased.init(3.0, 13.0)
-    assert phased.secret_eta1() == whole.secret_eta1()
+    assert phased.secret_eta1_bits() == whole.secret_eta1_bits()
     for _ in range(5):
         m1, m2 = BernoulliMechanism(0.3, whole._rng), BernoulliMechanism(0.3, phased._rng)
         a = whole.step(m1, None, **args)
@@ -188,8 +195,14 @@ def test_public_phases_reproduce_step_draw_for_draw():
         assert a == b and whole.steps_taken == phased.steps_taken
         if whole.halted:
             break
-    restored = GTM.restore(np.random.default_rng(0), eta1=whole.secret_eta1(), mu1=13.0, steps_taken=2)
-    assert restored.secret_eta1() == whole.secret_eta1() and restored.steps_taken == 2
+    from gtm_core.exact_sampling import SeededBits, SharedNoise
+
+    source = SeededBits(0)
+    noise = SharedNoise.from_secret_hex(whole.secret_eta1_bits(), 3.0, 13.0, source)
+    restored = GTM.restore_exact(source, noise, steps_taken=2)
+    assert restored.secret_eta1_bits() == whole.secret_eta1_bits() and restored.steps_taken == 2
+    floaty = GTM.restore(np.random.default_rng(0), eta1=1.5, mu1=13.0, steps_taken=2)
+    assert floaty.secret_eta1() == 1.5 and floaty.sampler == "float"
 
 
 def test_secret_eta1_before_init_is_refused():
@@ -197,4 +210,6 @@ def test_secret_eta1_before_init_is_refused():
     from gtm_core.reference import GTM
 
     with pytest.raises(HaltedError):
-        GTM(np.random.default_rng(0)).secret_eta1()
+        GTM(np.random.default_rng(0)).secret_eta1_bits()
+    with pytest.raises(HaltedError):
+        GTM(np.random.default_rng(0), sampler="float").secret_eta1()

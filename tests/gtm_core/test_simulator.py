@@ -21,7 +21,10 @@ N_REF, N_SIM = 4000, 200_000
 
 
 def _config(**kw):
-    base = {"gtm": {"epsilon": 1.0, "theta": 1.0, "gamma": 1.5, "beta": 0.05},
+    # the simulator models no evaluation budget; the reference enforces it (a run over budget
+    # raises). A large budget factor (Pr[over budget] ~ 1e-9 per step) keeps the two comparable.
+    base = {"gtm": {"epsilon": 1.0, "theta": 1.0, "gamma": 1.5, "beta": 0.05,
+                    "evaluation_budget_factor": 100.0},
             "stream": {"eps_t": 0.1, "p_star": 0.5, "horizon": 10}}
     base["stream"].update(kw)
     return GTMConfig.from_dict(base)

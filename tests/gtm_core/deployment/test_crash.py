@@ -10,7 +10,8 @@ Two kinds of kills, all bounded and seeded:
 After every kill the parent reopens the state and checks, against a log the worker appends to
 (O_APPEND writes survive SIGKILL):
 
-1. eta_1 never changed (the raw state file still holds the value drawn at creation);
+1. eta_1 never changed: the raw state file's eta_1 bits (exact sampler) still begin with the
+   bits stored at creation (a later step may only append bits of the same real);
 2. no committed step was lost: every step the worker saw returned is committed;
 3. no step was double-counted: committed steps = (steps seen returned) or one more;
    ``evaluations_total`` equals the evaluations logged for the committed steps;
@@ -45,6 +46,15 @@ CONFIG = GTMConfig.from_dict({
 def raw_body(path):
     with open(path) as fh:
         return json.loads(fh.read())["body"]
+
+
+def same_eta1(stored_hex, created_hex):
+    """The stored eta_1 bits extend (or equal) the bits stored at creation."""
+    from gtm_core.exact_sampling import LazyUniform, SystemBits
+
+    m, n = LazyUniform.from_hex(stored_hex, SystemBits()).prefix()
+    m0, n0 = LazyUniform.from_hex(created_hex, SystemBits()).prefix()
+    return n >= n0 > 0 and m >> (n - n0) == m0
 
 
 class LoggingMechanism:
@@ -144,11 +154,11 @@ def verify(state, log_path, eta1, floor=0):
     """
     evals, done, errors = read_log(log_path)
     assert not errors, errors[0]
-    assert raw_body(state)["secret"]["eta1"] == eta1  # (1) before recovery
+    assert same_eta1(raw_body(state)["secret"]["eta1_bits"], eta1)  # (1) before recovery
     pending = raw_body(state)["pending_step"]
     with Deployment.open(state) as dep:
         committed = dep.steps_done
-        assert raw_body(state)["secret"]["eta1"] == eta1  # (1) after recovery
+        assert same_eta1(raw_body(state)["secret"]["eta1_bits"], eta1)  # (1) after recovery
         last_seen = max(done + [floor])
         assert all(t <= committed for t in done)  # (2) nothing lost
         assert committed in (last_seen, last_seen + 1)  # (3) nothing invented
@@ -193,7 +203,7 @@ STEP_POINTS = [
 def test_injected_kill_during_a_step(tmp_path, point, occurrence):
     state, log = tmp_path / "s", tmp_path / "log"
     Deployment.create(state, CONFIG).close()
-    eta1 = raw_body(state)["secret"]["eta1"]
+    eta1 = raw_body(state)["secret"]["eta1_bits"]
     # two clean steps, then a third that is killed at the point
     assert os.WEXITSTATUS(run_to_exit(spawn(state, log, seed=1, max_steps=2))) == 0
     assert verify(state, log, eta1) == "running"
@@ -218,7 +228,7 @@ def test_injected_kill_during_a_step(tmp_path, point, occurrence):
 def test_kill_inside_the_mechanism_fails_the_deployment(tmp_path):
     state, log = tmp_path / "s", tmp_path / "log"
     Deployment.create(state, CONFIG).close()
-    eta1 = raw_body(state)["secret"]["eta1"]
+    eta1 = raw_body(state)["secret"]["eta1_bits"]
     status = run_to_exit(spawn(state, log, seed=1, kill_in_eval=True))
     assert os.WIFSIGNALED(status)
     assert verify(state, log, eta1) == "failed"
@@ -232,7 +242,7 @@ def test_injected_kill_during_create(tmp_path, point):
     assert os.WIFSIGNALED(status)
     if point == "create:state_written":
         body = raw_body(state)
-        assert verify(state, log, body["secret"]["eta1"]) == "running"
+        assert verify(state, log, body["secret"]["eta1_bits"]) == "running"
     else:
         assert not state.exists()  # no half-written state, and never a state without its key
         if point == "create:key_written":
@@ -258,7 +268,7 @@ def random_kill_campaign(tmp_path, kills: int, seed: int) -> dict:
             counts["deployments"] += 1
             state, log = tmp_path / f"s{counts['deployments']}", tmp_path / f"log{counts['deployments']}"
             Deployment.create(state, CONFIG).close()
-            eta1, floor = raw_body(state)["secret"]["eta1"], 0
+            eta1, floor = raw_body(state)["secret"]["eta1_bits"], 0
         pid = spawn(state, log, seed=rnd.randrange(2**32), halt_probability=0.02, sleep_max=0.01,
                     idle_max=0.04)
         time.sleep(rnd.uniform(0.0, 0.15))
