@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import time
 from pathlib import Path
 from typing import Callable, Mapping
 
@@ -166,6 +165,11 @@ def exact_search_claim(plan, *, max_attempts: int, time_cap: float, seed: int, q
                  "fail" if exceeds else "pass")
 
 
+# the exact-threshold witness computes this many sampled steps per budget-second (a count, so that
+# ``--verify --rerun`` reproduces it whatever the machine's load)
+THRESHOLD_STEPS_PER_SECOND = 0.4
+
+
 def exact_threshold_claim(plan, rows, *, seconds: float) -> Claim:
     cid = "accuracy.exact-threshold"
     statement = ("The exact engine's rejection threshold at sampled steps: the largest p whose exact halting "
@@ -174,17 +178,15 @@ def exact_threshold_claim(plan, rows, *, seconds: float) -> Claim:
     T = len(rows)
     ts = sorted({t for t in (1, 10, 100, 1000, T) if t <= T})
     table = {}
-    t0 = time.monotonic()
-    for t in ts:
-        if time.monotonic() - t0 > seconds and table:
-            break
+    max_steps = max(1, int(seconds * THRESHOLD_STEPS_PER_SECOND))
+    for t in ts[:max_steps]:
         d = exact.exact_rejection_threshold(plan, t)
         pe = float(d["p_exact"])
         pb = rows[t - 1]["p_bar"]
         table[str(t)] = {"p_bar_paper": pb, "p_bar_exact": pe, "gain": pe / pb if pb > 0 else None,
                          "bracket": list(d["bracket"])}
     return Claim(cid, "accuracy", statement,
-                 {"thresholds": table, "steps": [int(t) for t in table],
+                 {"thresholds": table, "steps": [int(t) for t in table], "max_steps": max_steps,
                   "tighter_at": [int(t) for t, v in table.items() if v["p_bar_exact"] > v["p_bar_paper"]]},
                  Witness("exact-engine", {"function": "gtm_core.exact.exact_rejection_threshold"}), "info")
 
