@@ -92,30 +92,37 @@ class CoverageProblem:
         """n independent private-greedy runs at budget eps: (solutions (n, k) sorted, values (n,)).
 
         Each pick is an inverse-CDF draw from Pr[v] ~ exp((eps/k) gain(v)/2) over the vertices
-        not yet picked (the first pick's law is shared by all runs)."""
+        not yet picked. Runs that picked the same set so far share that law, so a pick is drawn
+        per group of equal sets (few groups) or per run (many groups); the law is the same."""
         scale = eps / (2 * self.k)  # exponential mechanism with eps/k per pick, sensitivity 1
         deg = state.degree.astype(float)
-        w0 = np.exp(scale * (deg - deg.max()))
-        cdf0 = np.cumsum(w0)
-        first = np.minimum(np.searchsorted(cdf0, rng.random(n) * cdf0[-1], side="right"), self.n - 1)
         picks = np.empty((n, self.k), dtype=np.int64)
-        picks[:, 0] = first
-        values = deg[first].copy()
-        if self.k > 1:
-            rows = np.arange(n)
-            gains = deg[None, :] - state.adjacency[first]
-            gains[rows, first] = -np.inf
-            for i in range(1, self.k):
-                top = gains.max(axis=1, keepdims=True)
-                cdf = np.cumsum(np.exp(scale * (gains - top)), axis=1)
-                u = rng.random(n) * cdf[:, -1]
-                pick = np.minimum((cdf <= u[:, None]).sum(axis=1), self.n - 1)
-                picks[:, i] = pick
-                values += gains[rows, pick]
-                if i + 1 < self.k:
-                    gains -= state.adjacency[pick]
-                    gains[rows[:, None], picks[:, : i + 1]] = -np.inf
+        for i in range(self.k):
+            if i == 0:
+                groups, inverse = np.zeros((1, 0), dtype=np.int64), np.zeros(n, dtype=np.int64)
+            elif i == 1:
+                groups, inverse = np.arange(self.n)[:, None], picks[:, 0]
+            else:
+                chosen = np.sort(picks[:, :i], axis=1)
+                keys = chosen @ (self.n ** np.arange(i, dtype=np.int64))
+                _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+                groups, inverse = chosen[first], inverse.reshape(-1)
+            u = rng.random(n)
+            gains = deg[None, :] - state.adjacency[groups].sum(axis=1)
+            if i:
+                gains[np.arange(len(groups))[:, None], groups] = -np.inf
+            w = np.exp(scale * (gains - gains.max(axis=1, keepdims=True)))
+            cdf = np.cumsum(w, axis=1)
+            # row g's normalised CDF shifted by g: one sorted array, one searchsorted for all runs
+            flat = (cdf / cdf[:, -1:] + np.arange(len(groups))[:, None]).ravel()
+            flat[self.n - 1 :: self.n] = np.arange(1, len(groups) + 1)  # exact row ends
+            picks[:, i] = np.searchsorted(flat, inverse + u, side="right") - inverse * self.n
+            np.minimum(picks[:, i], self.n - 1, out=picks[:, i])
         picks.sort(axis=1)
+        values = deg[picks].sum(axis=1)
+        for a in range(self.k):
+            for b in range(a + 1, self.k):
+                values -= state.adjacency[picks[:, a], picks[:, b]]
         return picks, values
 
     def optimum(self, state: CoverageState) -> tuple[float, bool]:
