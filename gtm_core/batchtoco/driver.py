@@ -23,7 +23,7 @@ import numpy as np
 from ..errors import InvalidParameter
 from ..reference import GTM, mechanism_for_step
 from . import params as P
-from .gtm_instance import InstancePlan
+from .gtm_instance import InstancePlan, step_privacy_used
 from .mechanisms import ScoredMechanism, TestMechanism
 from .params import COConfig
 from .threshold_select import threshold_select
@@ -79,7 +79,7 @@ class BatchToCO:
         self.t += 1
         c = self.config
         if self.t == 1:
-            eps1 = float(P.step_privacy(1, 1, c.epsilon, c.beta, c.c_1, c.c_h, c.c_beta))
+            eps1 = step_privacy_used(c, 1, 1)
             sols, _ = self.problem.sample(self.state, eps1, self._rng, 1)
             self.current = sols[0]
             self.level = 2

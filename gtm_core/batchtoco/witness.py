@@ -33,7 +33,7 @@ import mpmath
 from ..errors import InvalidParameter, UnsupportedConfiguration
 from ..exact import continuation_probability, transcript_distribution
 from . import params as P
-from .gtm_instance import InstancePlan
+from .gtm_instance import InstancePlan, step_privacy_used
 from .params import COConfig
 
 WITNESS_VARIANTS = ("correct", "unnoised_score", "batch_eps_level", "reused_gtm")
@@ -166,7 +166,7 @@ def output_law(config: COConfig, problem, edges, *, variant: str = "correct", dp
         problem.insert(state, e)
         states.append(copy.deepcopy(state))
     ctx = _Context(config, problem, states, variant, dps)
-    eps11 = P.step_privacy(1, 1, config.epsilon, config.beta, config.c_1, config.c_h, config.c_beta)
+    eps11 = step_privacy_used(config, 1, 1)
     law1 = problem.law(states[1], eps11, dps=dps)
     out: dict = {}
     cache: dict = {}
