@@ -43,6 +43,7 @@ class StepRecord:
     level: int
     eps_t: float
     batch_calls: int
+    call_bound: int = 0  # the explicit per-step bound: GTM evaluation budget (+ k_max at a checkpoint)
 
 
 class BatchToCO:
@@ -84,7 +85,7 @@ class BatchToCO:
             self.current = sols[0]
             self.level = 2
             self._new_instance()
-            return StepRecord(1, self.current, False, False, 1, eps1, 1)
+            return StepRecord(1, self.current, False, False, 1, eps1, 1, 1)
         self.local_step += 1
         sp = self._plan.step(self.local_step)
         h = float(P.threshold_level(self.level, c.kappa))
@@ -96,7 +97,7 @@ class BatchToCO:
                            sp.s, evaluation_budget=sp.evaluation_budget)
         calls = test.calls
         if a != sp.s:
-            return StepRecord(self.t, self.current, False, False, self.level, sp.eps_t, calls)
+            return StepRecord(self.t, self.current, False, False, self.level, sp.eps_t, calls, sp.evaluation_budget)
         # checkpoint: ThresholdSelect_l with Q_t at the same (eps_t, delta_t)
         xi = float(P.stopping_probability(self.level, c.p_bar, c.beta, c.c_beta))
         scored = ScoredMechanism(self.problem, self.state, sp.eps_t, self._rng, batch_eps=batch_eps,
@@ -108,8 +109,9 @@ class BatchToCO:
         level = self.level
         self.level += 1
         self._new_instance()
+        cap = P.selection_draw_cap(level, c.p_bar, c.beta)
         return StepRecord(self.t, self.current, True, result.solution is not None, level, sp.eps_t,
-                          calls + result.draws)
+                          calls + result.draws, sp.evaluation_budget + cap)
 
 
 def run_stream(config: COConfig, problem, edges, rng: np.random.Generator, *, variant: str = "correct",
