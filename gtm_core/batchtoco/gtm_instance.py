@@ -82,3 +82,9 @@ def _noise(config: COConfig, level: int) -> tuple[float, float]:
 @functools.lru_cache(maxsize=400_000)
 def _instance_step(config: COConfig, level: int, j: int) -> StepPlan:
     return checked_step_plan(theorem23_step, _step_config(config, level, j), j)
+
+
+def clear_plan_cache() -> None:
+    """Forget the cached GTM_l step plans (tests that patch the formulas call this)."""
+    _instance_step.cache_clear()
+    _noise.cache_clear()

@@ -1,0 +1,39 @@
+"""The BatchToCO state file: round trip, crash mid-step, permissions, corruption."""
+
+import os
+
+import pytest
+
+from gtm_core.batchtoco import persist
+from gtm_core.errors import StateError
+
+
+def test_round_trip_and_permissions(tmp_path):
+    f = tmp_path / "s.state"
+    persist.save(f, {"x": 1, "pending": None})
+    assert oct(os.stat(f).st_mode & 0o777) == "0o600"
+    assert persist.load(f)["x"] == 1
+    os.chmod(f, 0o644)
+    with pytest.raises(StateError, match="group or others"):
+        persist.load(f)
+
+
+def test_crash_mid_step_fails_the_run(tmp_path):
+    f = tmp_path / "s.state"
+    persist.save(f, {"pending": 7})
+    with pytest.raises(StateError, match="crashed during update 7"):
+        persist.load(f)
+
+
+def test_corruption_detected(tmp_path):
+    f = tmp_path / "s.state"
+    persist.save(f, {"x": 1, "pending": None})
+    data = bytearray(f.read_bytes())
+    data[-3] ^= 0xFF
+    f.write_bytes(bytes(data))
+    os.chmod(f, 0o600)
+    with pytest.raises(StateError, match="corrupted"):
+        persist.load(f)
+    f.write_bytes(b"hello")
+    with pytest.raises(StateError, match="not a BatchToCO state"):
+        persist.load(f)
