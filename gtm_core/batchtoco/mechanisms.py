@@ -15,6 +15,13 @@ from __future__ import annotations
 import numpy as np
 
 
+def laplace_pass_probability(margin, eps_t: float):
+    """Pr[margin + Lap(2/eps_t) >= 0] (float64, elementwise): 1 - e^{-margin/b}/2 for margin >= 0,
+    e^{margin/b}/2 otherwise, b = 2/eps_t."""
+    m = np.asarray(margin, dtype=float) * (eps_t / 2.0)
+    return np.where(m >= 0, 1.0 - 0.5 * np.exp(-np.abs(m)), 0.5 * np.exp(-np.abs(m)))
+
+
 class TestMechanism:
     """M_t^h of Definition 36(1). ``batch(data, n)`` returns n independent +1 (True) / -1 (False)
     outputs; ``calls`` counts evaluations of A."""
@@ -29,12 +36,19 @@ class TestMechanism:
         self.calls = 0
 
     def batch(self, data, n: int) -> np.ndarray:
+        """n independent outputs (True = +1), returned in no particular order (the GTM counts them).
+
+        Same law as n literal evaluations: the n runs of A are drawn grouped by solution
+        (``problem.sample_groups``); given Y^ with value f, the Laplace test passes with the exact
+        probability q = Pr[f + Lap(2/eps_t) >= h], so a group of c runs contributes Binomial(c, q)."""
         if n == 0:
             return np.zeros(0, dtype=bool)
-        _, values = self.problem.sample(self.state, self.batch_eps, self._rng, n)
+        _, counts, values = self.problem.sample_groups(self.state, self.batch_eps, self._rng, n)
         self.calls += n
-        noisy = values + self._rng.laplace(0.0, 2.0 / self.eps_t, n)
-        return noisy >= self.threshold
+        passes = int(self._rng.binomial(counts, laplace_pass_probability(values - self.threshold, self.eps_t)).sum())
+        out = np.zeros(n, dtype=bool)
+        out[:passes] = True
+        return out
 
     def __call__(self, data=None) -> int:
         return 1 if self.batch(data, 1)[0] else -1

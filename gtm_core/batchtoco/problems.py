@@ -88,42 +88,39 @@ class CoverageProblem:
         inner = state.adjacency[np.ix_(s, s)].sum() // 2
         return int(state.degree[s].sum() - inner)
 
-    def sample(self, state: CoverageState, eps: float, rng: np.random.Generator, n: int):
-        """n independent private-greedy runs at budget eps: (solutions (n, k) sorted, values (n,)).
+    def sample_groups(self, state: CoverageState, eps: float, rng: np.random.Generator, n: int):
+        """n independent private-greedy runs at budget eps, grouped: (solutions (G, k) sorted,
+        counts (G,) summing to n, values (G,)).
 
-        Each pick is an inverse-CDF draw from Pr[v] ~ exp((eps/k) gain(v)/2) over the vertices
-        not yet picked. Runs that picked the same set so far share that law, so a pick is drawn
-        per group of equal sets (few groups) or per run (many groups); the law is the same."""
+        Each pick is the exponential mechanism Pr[v] ~ exp((eps/k) gain(v)/2) over the vertices
+        not yet picked. Runs are grouped by their picks so far: the c runs that picked the sequence
+        S split as Multinomial(c, law of the next pick given S), which is the joint law of c
+        independent picks. Cost O(groups x n_vertices) per pick, not O(n x n_vertices)."""
         scale = eps / (2 * self.k)  # exponential mechanism with eps/k per pick, sensitivity 1
         deg = state.degree.astype(float)
-        picks = np.empty((n, self.k), dtype=np.int64)
+        groups = np.zeros((1, 0), dtype=np.int64)  # picked sequences so far
+        counts = np.array([n], dtype=np.int64)
         for i in range(self.k):
-            if i == 0:
-                groups, inverse = np.zeros((1, 0), dtype=np.int64), np.zeros(n, dtype=np.int64)
-            elif i == 1:
-                groups, inverse = np.arange(self.n)[:, None], picks[:, 0]
-            else:
-                chosen = np.sort(picks[:, :i], axis=1)
-                keys = chosen @ (self.n ** np.arange(i, dtype=np.int64))
-                _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-                groups, inverse = chosen[first], inverse.reshape(-1)
-            u = rng.random(n)
-            gains = deg[None, :] - state.adjacency[groups].sum(axis=1)
+            gains = deg[None, :] - state.adjacency[groups].sum(axis=1) if i else deg[None, :].copy()
             if i:
                 gains[np.arange(len(groups))[:, None], groups] = -np.inf
             w = np.exp(scale * (gains - gains.max(axis=1, keepdims=True)))
-            cdf = np.cumsum(w, axis=1)
-            # row g's normalised CDF shifted by g: one sorted array, one searchsorted for all runs
-            flat = (cdf / cdf[:, -1:] + np.arange(len(groups))[:, None]).ravel()
-            flat[self.n - 1 :: self.n] = np.arange(1, len(groups) + 1)  # exact row ends
-            picks[:, i] = np.searchsorted(flat, inverse + u, side="right") - inverse * self.n
-            np.minimum(picks[:, i], self.n - 1, out=picks[:, i])
-        picks.sort(axis=1)
-        values = deg[picks].sum(axis=1)
+            split = rng.multinomial(counts, w / w.sum(axis=1, keepdims=True))
+            g_idx, v_idx = np.nonzero(split)
+            groups = np.concatenate([groups[g_idx], v_idx[:, None]], axis=1)
+            counts = split[g_idx, v_idx]
+        groups = np.sort(groups, axis=1)
+        values = deg[groups].sum(axis=1)
         for a in range(self.k):
             for b in range(a + 1, self.k):
-                values -= state.adjacency[picks[:, a], picks[:, b]]
-        return picks, values
+                values -= state.adjacency[groups[:, a], groups[:, b]]
+        return groups, counts, values
+
+    def sample(self, state: CoverageState, eps: float, rng: np.random.Generator, n: int):
+        """n independent private-greedy runs in random order: (solutions (n, k) sorted, values (n,))."""
+        groups, counts, values = self.sample_groups(state, eps, rng, n)
+        order = rng.permutation(n)
+        return np.repeat(groups, counts, axis=0)[order], np.repeat(values, counts)[order]
 
     def optimum(self, state: CoverageState) -> tuple[float, bool]:
         """(OPT_t, exact). Exact enumeration of all k-subsets when C(n, k) <= EXACT_LIMIT,
@@ -194,6 +191,12 @@ class MaxCutProblem:
         logw = eps * state.cuts / 2.0
         w = np.exp(logw - logw.max())
         return w / w.sum()
+
+    def sample_groups(self, state: MaxCutState, eps: float, rng: np.random.Generator, n: int):
+        """n independent draws of the exponential mechanism, grouped: (cut masks, counts, values)."""
+        counts = rng.multinomial(n, self._probabilities(state, eps))
+        idx = np.nonzero(counts)[0]
+        return self.masks[idx], counts[idx], state.cuts[idx].astype(float)
 
     def sample(self, state: MaxCutState, eps: float, rng: np.random.Generator, n: int):
         """n independent draws of the exponential mechanism: (cut masks (n,), values (n,))."""
