@@ -2,6 +2,7 @@
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from audits.cli import cli
@@ -87,3 +88,12 @@ def test_ledger_certifies_the_example(tmp_path):
     r = _run(["co", "ledger", str(cfg), "--horizon", "50", "--json", str(out)])
     assert r.exit_code == 0 and "CERTIFIED" in r.stdout
     assert json.loads(out.read_text())["certified"] is True
+
+
+@pytest.mark.slow
+def test_witness_verb_reports_the_unnoised_variant(tmp_path):
+    out = tmp_path / "w.json"
+    r = _run(["co", "witness", "--json", str(out)])
+    assert r.exit_code == 0, r.output
+    rows = {v["variant"]: v for v in json.loads(out.read_text())["variants"]}
+    assert not rows["correct"]["exceeds"] and rows["unnoised_score"]["exceeds"]
