@@ -151,7 +151,8 @@ def witness_cmd(json_path):
     for v in WITNESS_VARIANTS:
         r = witness(config, CoverageProblem(3, 1), edges, 2, variant=v, dps=20)
         rows.append(r.to_dict())
-        click.echo(f"{v:16s} loss = {r.loss:.6g}  (eps = {r.epsilon})  {'EXCEEDS eps' if r.exceeds else 'within eps'}")
+        click.echo(f"{v:16s} loss = {r.loss:.6g}  (eps = {r.epsilon})  delta(eps) = {r.delta_at_epsilon:.3g}  "
+                   f"{'EXCEEDS eps' if r.exceeds else 'within eps'}")
     write_json(out, {"config": config.to_dict(), "edges": edges, "absent": 2, "variants": rows})
     if rows[0]["exceeds"]:
         sys.exit(EXIT_CHECK_FAILED)

@@ -201,6 +201,7 @@ class WitnessResult:
     total: float  # sum of probabilities on the first stream (should be 1)
     total_neighbour: float
     sequences: int
+    delta_at_epsilon: float = 0.0  # hockey-stick delta(eps) between the two output laws (claimed: 0)
 
     @property
     def exceeds(self) -> bool:
@@ -210,7 +211,8 @@ class WitnessResult:
         return {"variant": self.variant, "epsilon": self.epsilon, "loss": self.loss,
                 "loss_over_epsilon": self.loss / self.epsilon, "exceeds": self.exceeds,
                 "worst_sequence": [str(y) for y in self.worst_sequence], "total": self.total,
-                "total_neighbour": self.total_neighbour, "sequences": self.sequences}
+                "total_neighbour": self.total_neighbour, "sequences": self.sequences,
+                "delta_at_epsilon": self.delta_at_epsilon}
 
 
 def privacy_loss(law: dict, law_prime: dict, dps: int = 25) -> tuple[float, tuple]:
@@ -246,5 +248,7 @@ def witness(config: COConfig, problem, edges, absent: int, *, variant: str = "co
     a = output_law(config, problem, edges, variant=variant, dps=dps)
     b = output_law(config, problem, other, variant=variant, dps=dps)
     loss, where = privacy_loss(a, b, dps)
+    with mpmath.workdps(dps):
+        delta = hockey_stick(a, b, config.epsilon)
     return WitnessResult(variant, config.epsilon, loss, where, float(mpmath.fsum(a.values())),
-                         float(mpmath.fsum(b.values())), len(set(a) | set(b)))
+                         float(mpmath.fsum(b.values())), len(set(a) | set(b)), delta)

@@ -21,11 +21,13 @@ def test_correct_algorithm_within_eps_and_laws_sum_to_one():
     assert r.total == pytest.approx(1, abs=1e-15) and r.total_neighbour == pytest.approx(1, abs=1e-15)
     assert 0 < r.loss < 0.01 * CONFIG.epsilon
     assert not r.exceeds and r.sequences == 27
+    assert r.delta_at_epsilon == 0
 
 
 def test_unnoised_threshold_select_has_infinite_loss():
     r = witness(CONFIG, CoverageProblem(3, 1), EDGES, 2, variant="unnoised_score", dps=20)
     assert r.loss == float("inf") and r.exceeds
+    assert r.delta_at_epsilon > 0.01  # also an (eps, delta) violation for any delta below it
 
 
 def test_batch_eps_level_leaks_more_than_correct_but_stays_below_eps_here():
