@@ -36,7 +36,7 @@ class InstancePlan:
     def beta(self) -> float:
         return float(P.checkpoint_failure(self.level, self.config.beta, self.config.c_beta))
 
-    def _gtm_parameters(self) -> GTMParameters:
+    def gtm_parameters(self) -> GTMParameters:
         return GTMParameters(parameterization="theorem23", gamma=self.config.gamma, beta=self.beta,
                              epsilon_c=self.epsilon_c, c_h=self.config.c_h)
 
@@ -69,7 +69,7 @@ def _step_config(config: COConfig, level: int, j: int) -> GTMConfig:
     eps_j = step_privacy_used(config, level, j)
     delta_j = float(P.step_delta(level, eps_j, config.p_bar, config.beta, config.delta, config.c_beta))
     plan = InstancePlan(config, level)
-    return GTMConfig(gtm=plan._gtm_parameters(),
+    return GTMConfig(gtm=plan.gtm_parameters(),
                      stream=StreamParameters(eps_t=eps_j, p_star=config.p_star, horizon=j, delta_t=delta_j))
 
 

@@ -97,3 +97,13 @@ def test_witness_verb_reports_the_unnoised_variant(tmp_path):
     assert r.exit_code == 0, r.output
     rows = {v["variant"]: v for v in json.loads(out.read_text())["variants"]}
     assert not rows["correct"]["exceeds"] and rows["unnoised_score"]["exceeds"]
+
+
+@pytest.mark.slow
+def test_bench_quick_writes_json_markdown_and_plots(tmp_path):
+    r = _run(["co", "bench", "--quick", "--seeds", "2", "--out", str(tmp_path / "b")])
+    assert r.exit_code == 0, r.output
+    for name in ("co_bench.json", "co_bench.md", "co_error.png", "co_calls.png", "co_checkpoints.png"):
+        assert (tmp_path / "b" / name).exists()
+    data = json.loads((tmp_path / "b" / "co_bench.json").read_text())
+    assert {s["stream"] for s in data["streams"]} >= {"karate", "les_miserables"}
