@@ -252,3 +252,44 @@ def witness(config: COConfig, problem, edges, absent: int, *, variant: str = "co
         delta = hockey_stick(a, b, config.epsilon)
     return WitnessResult(variant, config.epsilon, loss, where, float(mpmath.fsum(a.values())),
                          float(mpmath.fsum(b.values())), len(set(a) | set(b)), delta)
+
+
+@dataclass(frozen=True)
+class InstanceInputWitness:
+    """GTM_l's exact transcript loss on neighbouring constant p-streams p' = p e^{eps_in}."""
+
+    level: int
+    steps: int
+    eps_in: float  # the input mechanism's actual privacy
+    loss: float  # max over transcripts and the probed p of |ln Pr/Pr'|
+    share: float  # Lemma 38's (1 + C_H/C_1) eps(l)
+
+    @property
+    def exceeds(self) -> bool:
+        return self.loss > self.share
+
+    def to_dict(self) -> dict:
+        return {"level": self.level, "steps": self.steps, "eps_in": self.eps_in, "loss": self.loss,
+                "share": self.share, "exceeds": self.exceeds}
+
+
+def instance_input_witness(config: COConfig, level: int, *, variant: str = "correct", steps: int = 3,
+                           probes=(0.2, 0.35, 0.5), dps: int = 20) -> InstanceInputWitness:
+    """Exact engine on GTM_l alone: the test mechanism's actual input privacy is eps_t (correct) or
+    eps(l) + eps_t/2 (``batch_eps_level``: A at eps(l), Laplace at eps_t/2); neighbouring streams
+    shift every step's success probability by e^{eps_in} (the edge is present from its insertion on).
+    A loss above the share means Lemma 38's per-instance accounting fails for that variant."""
+    if variant not in ("correct", "batch_eps_level"):
+        raise InvalidParameter(f"variant must be 'correct' or 'batch_eps_level', got {variant!r}")
+    plan = InstancePlan(config, level, horizon=steps)
+    eps_t = plan.step(1).eps_t
+    eps_in = eps_t if variant == "correct" else plan.epsilon_c + eps_t / 2
+    worst = mpmath.mpf(0)
+    with mpmath.workdps(dps):
+        for p in probes:
+            q = min(mpmath.mpf(p) * mpmath.exp(eps_in), mpmath.mpf("0.999"))
+            a = transcript_distribution(plan, [p] * steps, dps=dps)
+            b = transcript_distribution(plan, [q] * steps, dps=dps)
+            for x, y in zip(a.halt + (a.cont[-1],), b.halt + (b.cont[-1],)):
+                worst = max(worst, abs(mpmath.log(x.value / y.value)))
+    return InstanceInputWitness(level, steps, float(eps_in), float(worst), plan.claimed_loss())

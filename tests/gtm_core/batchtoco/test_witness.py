@@ -61,3 +61,14 @@ def test_witness_refuses_what_it_cannot_do():
         output_law(COConfig(delta=1e-6, k=1), CoverageProblem(3, 1), EDGES)
     with pytest.raises(InvalidParameter, match="absent must be"):
         witness(CONFIG, CoverageProblem(3, 1), EDGES, 4)
+
+
+def test_instance_input_witness_catches_batch_at_level_budget():
+    """GTM_2 alone, 3 steps: with the declared input privacy eps_t its exact loss stays within Lemma 38's
+    share; fed the batch_eps_level test mechanism (eps(l) + eps_t/2) it exceeds the share (pinned)."""
+    from gtm_core.batchtoco.witness import instance_input_witness
+
+    good = instance_input_witness(COConfig(), 2)
+    bad = instance_input_witness(COConfig(), 2, variant="batch_eps_level")
+    assert not good.exceeds and good.loss > 0
+    assert bad.exceeds and bad.loss > 3 * bad.share
