@@ -78,7 +78,11 @@ def run_cmd(config_path, stream_path, json_path, state_path):
             click.echo(json.dumps(line))
             lines.append(line)
     except EvaluationBudgetExceeded as exc:
-        click.echo(f"gtm: run failed: {exc}", err=True)
+        if state is not None:  # a terminal failure, recorded; the update is never re-run
+            doc = _doc(config, stream, algo, released, pending=None)
+            doc["failed"] = f"update {len(released) + 1}: evaluation budget exceeded"
+            persist.save(state, doc)
+        click.echo(f"gtm: run failed: {str(exc).splitlines()[0]}", err=True)
         sys.exit(EXIT_CHECK_FAILED)
     write_json(out, {"config": config.to_dict(), "stream": stream.name, "updates": len(stream.edges),
                      "released_this_call": len(lines), "checkpoints": [r["t"] for r in released if r["checkpoint"]],

@@ -235,8 +235,12 @@ def plot(series: list, out_dir: Path) -> None:
 
     for kind in ("error", "calls", "checkpoints"):
         n = len(series)
-        fig, axes = plt.subplots(1, n, figsize=(4.2 * n, 3.4), squeeze=False)
-        for ax, s in zip(axes[0], series):
+        cols = min(4, n)
+        rows = math.ceil(n / cols)
+        fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.4 * rows), squeeze=False)
+        for ax in axes.flat[n:]:
+            ax.set_visible(False)
+        for ax, s in zip(axes.flat, series):
             runs = s["runs"]
             T = runs[0]["T"]
             x = np.arange(1, T + 1)

@@ -79,4 +79,6 @@ def load(path: Path) -> dict:
     if doc.get("pending") is not None:
         raise StateError(f"state file {where}: the run crashed during update {doc['pending']}; "
                          "it is failed and will not be replayed with fresh noise")
+    if doc.get("failed"):
+        raise StateError(f"state file {where}: the run failed at {doc['failed']}; it cannot continue")
     return doc

@@ -37,3 +37,10 @@ def test_corruption_detected(tmp_path):
     f.write_bytes(b"hello")
     with pytest.raises(StateError, match="not a BatchToCO state"):
         persist.load(f)
+
+
+def test_failed_run_is_terminal(tmp_path):
+    f = tmp_path / "s.state"
+    persist.save(f, {"pending": None, "failed": "update 4: evaluation budget exceeded"})
+    with pytest.raises(StateError, match="failed at update 4"):
+        persist.load(f)
