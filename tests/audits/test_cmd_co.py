@@ -107,3 +107,24 @@ def test_bench_quick_writes_json_markdown_and_plots(tmp_path):
         assert (tmp_path / "b" / name).exists()
     data = json.loads((tmp_path / "b" / "co_bench.json").read_text())
     assert {s["stream"] for s in data["streams"]} >= {"karate", "les_miserables"}
+
+
+def test_budget_refusal_is_a_recorded_terminal_failure(tmp_path, monkeypatch):
+    from gtm_core.batchtoco.driver import BatchToCO
+    from gtm_core.errors import EvaluationBudgetExceeded
+
+    real = BatchToCO.step
+
+    def step(self, element):
+        if self.t == 2:
+            raise EvaluationBudgetExceeded("step needs more than its evaluation budget")
+        return real(self, element)
+
+    monkeypatch.setattr(BatchToCO, "step", step)
+    cfg, st = _files(tmp_path)
+    state = tmp_path / "run.state"
+    r = _run(["co", "run", str(cfg), "--stream", str(st), "--state", str(state)])
+    assert r.exit_code == 1 and "run failed" in r.stderr and len(r.stdout.splitlines()) == 2
+    monkeypatch.setattr(BatchToCO, "step", real)
+    again = _run(["co", "run", str(cfg), "--stream", str(st), "--state", str(state)])
+    assert again.exit_code == 2 and "failed at update 3" in again.stderr
