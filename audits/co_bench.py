@@ -245,8 +245,10 @@ def plot(series: list, out_dir: Path) -> None:
             T = runs[0]["T"]
             x = np.arange(1, T + 1)
             if kind == "error":
-                for alg in runs[0]["errors"]:
-                    ax.plot(x, np.mean([r["errors"][alg] for r in runs], axis=0), label=alg, lw=1)
+                for alg in runs[0]["errors"]:  # BatchToCO on top: the per-step baselines are noisy
+                    top = alg == "batchtoco"
+                    ax.plot(x, np.mean([r["errors"][alg] for r in runs], axis=0), label=alg, lw=1.6 if top else 0.7,
+                            zorder=3 if top else 2, alpha=1.0 if top else 0.6)
                 ax.plot(x, runs[0]["opt"], "k:", lw=1, label="OPT_t")
                 ax.set_ylabel("OPT_t - f(X_t, Y_t)")
             elif kind == "calls":
