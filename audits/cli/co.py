@@ -46,13 +46,14 @@ def command():
 @guard
 def run_cmd(config_path, stream_path, json_path, state_path):
     """Release Y_t after every update of the stream as JSON lines on stdout."""
-    out = check_writable(json_path)
+    out = check_writable(json_path, protected=(config_path, stream_path, state_path),
+                         protected_temporaries=(state_path,))
     config = COConfig.load(config_path)
     stream = load_stream(stream_path)
     problem = make_problem(config.problem, len(stream.vertices), config.k)
     state = Path(state_path) if state_path else None
     if state is not None:
-        check_writable(state_path, "--state")
+        check_writable(state_path, "--state", protected=(config_path, stream_path, json_path))
     if state is not None and state.exists():
         doc = persist.load(state)
         if doc.get("config") != config.to_dict() or doc.get("vertices") != list(stream.vertices):
@@ -158,7 +159,7 @@ def ledger_cmd(config_path, horizon, json_path):
     """Certify Lemma 38's budget for CONFIG with arb balls (exit 1 if it cannot be certified)."""
     from proofs.co_ledger import ledger
 
-    out = check_writable(json_path)
+    out = check_writable(json_path, protected=(config_path,))
     config = COConfig.load(config_path)
     r = ledger(config, horizon)
     click.echo(f"eps = {r.epsilon}: levels <= min(T, 40) sum to <= {r.total_upper:.6g}; all levels <= "

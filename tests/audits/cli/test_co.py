@@ -69,6 +69,21 @@ def test_tampered_state_is_refused_by_the_replay(tmp_path):
     assert r.exit_code == 2 and "does not reproduce" in r.stderr and r.stdout == ""
 
 
+def test_outputs_never_overwrite_inputs(tmp_path):
+    cfg, st = _files(tmp_path)
+    state = tmp_path / "run.state"
+    for args, needle in (
+        (["--json", str(cfg)], "would overwrite"),
+        (["--json", str(st)], "would overwrite"),
+        (["--state", str(st)], "would overwrite"),
+        (["--state", str(state), "--json", str(state)], "would overwrite"),
+    ):
+        before = (cfg.read_text(), st.read_text())
+        r = _run(["co", "run", str(cfg), "--stream", str(st), *args])
+        assert r.exit_code == 2 and needle in r.stderr and r.stdout == "", (args, r.stderr)
+        assert (cfg.read_text(), st.read_text()) == before and not state.exists()
+
+
 def test_crashed_state_is_refused(tmp_path):
     cfg, st = _files(tmp_path)
     state = tmp_path / "run.state"
