@@ -60,8 +60,16 @@ def main(argv=None) -> int:
     except GTMError as exc:
         print(f"audits.serve: error: {exc}", file=sys.stderr)
         return 2
-    out = sys.stdout
-    for line in sys.stdin:
+    serve_json_lines(lambda request: handle(plan, deployment, request, args.seed_mode))
+    return 0
+
+
+def serve_json_lines(answer, stdin=None, stdout=None) -> None:
+    """The JSON-lines loop shared by the example targets: one request per non-empty line of ``stdin``,
+    ``answer(request)`` written as one compact JSON line (``{"error": ...}`` for malformed JSON)."""
+    stdin = sys.stdin if stdin is None else stdin
+    out = sys.stdout if stdout is None else stdout
+    for line in stdin:
         line = line.strip()
         if not line:
             continue
@@ -70,11 +78,9 @@ def main(argv=None) -> int:
         except json.JSONDecodeError:
             response = {"error": "malformed JSON request"}
         else:
-            response = handle(plan, deployment, request, args.seed_mode)
+            response = answer(request)
         out.write(json.dumps(response, separators=(",", ":")) + "\n")
         out.flush()
-    return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -33,6 +33,7 @@ MODULES = [
     "lemma28",
     "corollary30",
     "lemma33",
+    "lemma38",
     "lemma54",
     "lemma55",
 ]

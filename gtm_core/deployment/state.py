@@ -159,18 +159,31 @@ def seal(body: dict, key: bytes) -> bytes:
 def unseal(data: bytes, key: bytes, path: Path) -> dict:
     """The body of state file bytes, after checking format, version, SHA-256 and HMAC (StateError otherwise)."""
     where = repr(str(path))
+    doc, body, raw = open_envelope(data, where, fmt=STATE_FORMAT, version=STATE_VERSION, kind="gtm deployment state")
+    mac = doc.get("hmac_sha256")
+    if not isinstance(mac, str):
+        raise StateError(f"state file {where} is corrupted (missing body or checksums)")
+    if not hmac.compare_digest(hmac.new(key, raw, hashlib.sha256).hexdigest(), mac):
+        raise StateError(f"state file {where} was tampered with or does not match its key file")
+    return body
+
+
+def open_envelope(data: bytes | str, where: str, *, fmt: str, version: int, kind: str) -> tuple[dict, dict, bytes]:
+    """Parse a JSON state envelope ``{"format", "version", "body", "sha256", ...}`` and check its format,
+    version and the SHA-256 of its canonical body; returns (envelope, body, canonical body bytes).
+    StateError naming the file ``where`` (and what it should be, ``kind``) otherwise."""
     try:
-        doc = json.loads(data.decode("utf-8"))
+        doc = json.loads(data.decode("utf-8") if isinstance(data, bytes) else data)
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise StateError(f"state file {where} is corrupted (not a JSON document)") from None
-    if not isinstance(doc, dict) or doc.get("format") != STATE_FORMAT:
-        raise StateError(f"state file {where} is not a gtm deployment state")
-    if doc.get("version") == 1:
+    if not isinstance(doc, dict) or doc.get("format") != fmt:
+        raise StateError(f"state file {where} is not a {kind}")
+    if fmt == STATE_FORMAT and doc.get("version") == 1:
         raise StateError(f"state file {where} {V1_REFUSAL}")
-    if doc.get("version") != STATE_VERSION:
+    if doc.get("version") != version:
         raise StateError(f"state file {where} has unsupported version {doc.get('version')!r}")
-    body, digest, mac = doc.get("body"), doc.get("sha256"), doc.get("hmac_sha256")
-    if not isinstance(body, dict) or not isinstance(digest, str) or not isinstance(mac, str):
+    body, digest = doc.get("body"), doc.get("sha256")
+    if not isinstance(body, dict) or not isinstance(digest, str):
         raise StateError(f"state file {where} is corrupted (missing body or checksums)")
     try:
         raw = canonical_body(body)
@@ -178,9 +191,7 @@ def unseal(data: bytes, key: bytes, path: Path) -> dict:
         raise StateError(f"state file {where} is corrupted (body not canonical)") from None
     if not hmac.compare_digest(hashlib.sha256(raw).hexdigest(), digest):
         raise StateError(f"state file {where} is corrupted (checksum mismatch)")
-    if not hmac.compare_digest(hmac.new(key, raw, hashlib.sha256).hexdigest(), mac):
-        raise StateError(f"state file {where} was tampered with or does not match its key file")
-    return body
+    return doc, body, raw
 
 
 def plan_identity(plan: Plan) -> dict:

@@ -1,0 +1,279 @@
+"""`gtm co bench`: BatchToCO against its baselines on the bundled and synthetic streams.
+
+For every stream and seeded run it records, step by step, OPT_t (exact enumeration where
+feasible, else the non-private greedy, stated), the error OPT_t - f(X_t, Y_t) of BatchToCO and
+of the three baselines (gtm_core.batchtoco.baselines) at the same eps, Theorem 42's explicit
+accuracy bound (via Corollary 43, pre-O form: Lemma 39's slack and Lemma 41's loss), the
+checkpoint count against Lemma 40's explicit bound, and the batch calls per step against the
+explicit per-step bound (GTM evaluation budget, Lemma 22/55, plus Lemma 41's k_max at a
+checkpoint). Seeded float64 samplers: a benchmark, not a deployment.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+from gtm_core.batchtoco import params as P
+from gtm_core.batchtoco.baselines import BASELINES, run_baseline
+from gtm_core.batchtoco.driver import run_stream
+from gtm_core.batchtoco.gtm_instance import step_privacy_used
+from gtm_core.batchtoco.params import COConfig
+from gtm_core.batchtoco.problems import make_problem
+from gtm_core.batchtoco.streams import bundled_stream, synthetic_stream
+from gtm_core.files import jsonable, write_atomic
+
+from ..plotting import BOUND_COLOUR, NEUTRAL, colour_for, figure, save_png
+
+DELTA_PRIME = 1e-6  # the advanced-composition baseline's delta
+
+
+def clopper_pearson(k: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
+    lo = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
+    hi = 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
+    return lo, hi
+
+
+def theorem42_rhs(config: COConfig, problem, opt: float, eps_t: float, last_level: int,
+                  eps_at_checkpoint: float | None) -> float:
+    """Theorem 42(2) with Corollary 43, explicit: f(X_t, Y_t) >= (alpha OPT_t - E_A(t))/(1+kappa) - slack."""
+    kappa, p_bar = config.kappa, config.p_bar
+    v = problem.approximation * opt - problem.batch_error(eps_t / 2, config.batch_failure)
+    cont = float(P.test_slack(eps_t, p_bar)) / (1 + kappa)
+    if last_level <= 1:
+        return v / (1 + kappa) - (1 + kappa) - cont
+    loss41 = float(P.checkpoint_quality_loss(last_level, eps_at_checkpoint, p_bar, config.beta))
+    return v / (1 + kappa) - cont - loss41
+
+
+def lemma40_bound(config: COConfig, opt: float, t: int) -> int:
+    """Explicit Lemma 40: checkpoints by t <= max{l : h_l < OPT_t + (2/eps(l, t)) ln(1/p_bar)} - 1."""
+    level = 2
+    while level < 10_000:
+        eps = step_privacy_used(config, level, P.planning_step(t))
+        if not float(P.threshold_level(level, config.kappa)) < opt + float(P.test_slack(eps, config.p_bar)):
+            break
+        level += 1
+    return level - 2
+
+
+def measure(config: COConfig, stream, seed: int, *, baselines=True, progress=None) -> dict:
+    problem = make_problem(config.problem, len(stream.vertices), config.k)
+    rng = np.random.default_rng([seed, 1])
+    t0 = time.perf_counter()
+    recs = run_stream(config, problem, stream.edges, rng, progress=progress)
+    seconds = time.perf_counter() - t0
+    sols = {"batchtoco": [r.solution for r in recs]}
+    if baselines:
+        for name in BASELINES:
+            sols[name], _ = run_baseline(name, problem, stream.edges, config.epsilon,
+                                         np.random.default_rng([seed, 2, BASELINES.index(name)]),
+                                         delta_prime=DELTA_PRIME)
+    T = len(stream.edges)
+    state = problem.empty_state()
+    opt = np.zeros(T)
+    err = {k: np.zeros(T) for k in sols}
+    rhs = np.zeros(T)
+    exact_opt = True
+    last_level, eps_cp = 1, None
+    for i, e in enumerate(stream.edges):
+        problem.insert(state, e)
+        o, exact = problem.optimum(state)
+        exact_opt &= exact
+        opt[i] = o
+        for k, ys in sols.items():
+            err[k][i] = o - problem.value(state, ys[i])
+        r = recs[i]
+        if r.checkpoint:
+            last_level, eps_cp = r.level, r.eps_t
+        rhs[i] = theorem42_rhs(config, problem, o, r.eps_t, last_level, eps_cp)
+    values = opt - err["batchtoco"]
+    checkpoints = np.cumsum([1 if r.checkpoint else 0 for r in recs])
+    grid = sorted({int(x) for x in np.unique(np.geomspace(1, T, num=min(T, 40)).astype(int))} | {T})
+    l40 = {t: lemma40_bound(config, opt[t - 1], t) for t in grid}
+    calls = np.array([r.batch_calls for r in recs])
+    bounds = np.array([r.call_bound for r in recs])
+    return {
+        "seed": seed, "T": T, "seconds": seconds, "opt_exact": bool(exact_opt),
+        "opt": opt.tolist(), "errors": {k: v.tolist() for k, v in err.items()},
+        "theorem42_rhs": rhs.tolist(),
+        "bound_holds_every_step": bool(np.all(values >= rhs - 1e-9)),
+        "bound_nonvacuous_steps": int(np.sum(rhs > 0)),
+        "checkpoints": checkpoints.tolist(),
+        "lemma40": {str(t): l40[t] for t in grid},
+        "lemma40_holds": bool(all(checkpoints[t - 1] <= l40[t] for t in grid)),
+        "calls": calls.tolist(), "call_bounds": bounds.tolist(),
+        "calls_within_bound": bool(np.all(calls <= bounds)),
+        "selection_failures": int(sum(1 for r in recs if r.checkpoint and not r.selected)),
+    }
+
+
+def stream_specs(quick: bool) -> list[dict]:
+    specs = [
+        {"stream": "karate", "problem": "coverage", "k": 2, "seeds": 10 if quick else 40},
+        {"stream": "les_miserables", "problem": "coverage", "k": 2, "seeds": 4 if quick else 20},
+        {"stream": "davis_southern_women", "problem": "coverage", "k": 2, "seeds": 6 if quick else 30},
+        {"stream": "florentine_families", "problem": "coverage", "k": 2, "seeds": 10 if quick else 40},
+        {"stream": "florentine_families", "problem": "maxcut", "k": 1, "seeds": 10 if quick else 40},
+    ]
+    if not quick:
+        specs += [
+            {"stream": "synthetic", "n": 64, "m": 10_000, "problem": "coverage", "k": 2, "seeds": 3},
+            {"stream": "synthetic", "n": 12, "m": 10_000, "problem": "maxcut", "k": 1, "seeds": 3},
+        ]
+    return specs
+
+
+def make_stream(spec: dict):
+    if spec["stream"] == "synthetic":
+        return synthetic_stream(spec["n"], spec["m"], seed=spec.get("stream_seed", 0))
+    return bundled_stream(spec["stream"], seed=spec.get("stream_seed", 0))
+
+
+def summarise(config: COConfig, spec: dict, runs: list[dict]) -> dict:
+    n = len(runs)
+    holds = sum(r["bound_holds_every_step"] for r in runs)
+    claimed = 1 - float(P.theorem42_failure(config.beta, config.c_beta))
+    out = {
+        "stream": spec["stream"] if spec["stream"] != "synthetic" else f"synthetic-n{spec['n']}-m{spec['m']}",
+        "problem": config.problem, "k": config.k if config.problem == "coverage" else None,
+        "updates": runs[0]["T"], "runs": n, "opt_exact": runs[0]["opt_exact"],
+        "theorem42": {"holds_every_step": holds, "fraction": holds / n,
+                      "clopper_pearson_95": clopper_pearson(holds, n), "claimed_at_least": claimed,
+                      "nonvacuous_step_fraction": float(np.mean([r["bound_nonvacuous_steps"] / r["T"] for r in runs]))},
+        "lemma40_holds_fraction": float(np.mean([r["lemma40_holds"] for r in runs])),
+        "final_checkpoints_mean": float(np.mean([r["checkpoints"][-1] for r in runs])),
+        "lemma40_final_bound": runs[0]["lemma40"][str(runs[0]["T"])],
+        "calls_per_step_mean": float(np.mean([np.mean(r["calls"]) for r in runs])),
+        "calls_within_bound_fraction": float(np.mean([r["calls_within_bound"] for r in runs])),
+        "selection_failures": int(sum(r["selection_failures"] for r in runs)),
+        "seconds_per_run": float(np.mean([r["seconds"] for r in runs])),
+        "final_opt": runs[0]["opt"][-1],
+        "errors": {},
+    }
+    for alg in runs[0]["errors"]:
+        mean_err = [float(np.mean(r["errors"][alg])) for r in runs]
+        final_err = [float(r["errors"][alg][-1]) for r in runs]
+        out["errors"][alg] = {"mean": float(np.mean(mean_err)), "final": float(np.mean(final_err)),
+                              "mean_relative": float(np.mean([np.mean(np.array(r["errors"][alg]) /
+                                                                      np.maximum(np.array(r["opt"]), 1))
+                                                              for r in runs]))}
+    return out
+
+
+def run_bench(config: COConfig, *, quick: bool, out_dir: Path, progress=print, long_stream: bool = False,
+              seeds_override: int | None = None) -> dict:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    specs = stream_specs(quick)
+    if long_stream:
+        specs.append({"stream": "synthetic", "n": 64, "m": 100_000, "problem": "coverage", "k": 2, "seeds": 1,
+                      "baselines": True})
+    results, series = [], []
+    start = time.perf_counter()
+    for spec in specs:
+        cfg = replace(config, problem=spec["problem"], k=spec["k"], seed=None)
+        stream = make_stream(spec)
+        runs = []
+        nseeds = seeds_override or spec["seeds"]
+        for s in range(nseeds):
+            label = f"{spec['stream']}/{spec['problem']} run {s + 1}/{nseeds}"
+
+            def tick(i, T, label=label):
+                if T >= 5000:
+                    progress(f"  {label}: {i}/{T} updates ({time.perf_counter() - start:.0f} s)")
+
+            runs.append(measure(cfg, stream, s, progress=tick))
+            progress(f"{label} done ({time.perf_counter() - start:.0f} s)")
+        summary = summarise(cfg, spec, runs)
+        results.append(summary)
+        series.append({"name": summary["stream"] + "/" + cfg.problem, "runs": runs})
+    payload = {"config": config.to_dict(), "quick": quick, "seconds": time.perf_counter() - start,
+               "delta_prime_advanced": DELTA_PRIME, "samplers": "float64 (seeded; benchmark, not deployment)",
+               "streams": results}
+    write_atomic(out_dir / "co_bench.json", json.dumps(jsonable(payload), indent=2, sort_keys=True) + "\n")
+    write_atomic(out_dir / "co_bench.md", markdown(payload) + "\n")
+    plot(series, out_dir)
+    return payload
+
+
+def markdown(payload: dict) -> str:
+    c = payload["config"]
+    lines = [f"# BatchToCO benchmark ({'quick' if payload['quick'] else 'full'})", "",
+             f"eps = {c['epsilon']}, p* = {c['p_star']}, kappa = {c['kappa']}, gamma = {c['gamma']}, "
+             f"beta = {c['beta']}, C_1 = {c['c_1']}, C_H = {c['c_h']}, C_beta = {c['c_beta']:.4g}; "
+             f"baselines at the same eps (advanced composition also spends delta' = {payload['delta_prime_advanced']}). "
+             f"{payload['samplers']}. Total {payload['seconds']:.0f} s.", "",
+             "| stream | problem | T | runs | OPT exact | Thm 42 holds every step (95% CP) | claimed >= | "
+             "non-vacuous steps | checkpoints (final mean / Lemma 40 bound) | calls/step (within bound) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for s in payload["streams"]:
+        th = s["theorem42"]
+        lo, hi = th["clopper_pearson_95"]
+        lines.append(f"| {s['stream']} | {s['problem']}{'' if s['k'] is None else ' k=' + str(s['k'])} | "
+                     f"{s['updates']} | {s['runs']} | {s['opt_exact']} | {th['holds_every_step']}/{s['runs']} "
+                     f"[{lo:.3f}, {hi:.3f}] | {th['claimed_at_least']:.3f} | {100 * th['nonvacuous_step_fraction']:.1f}% | "
+                     f"{s['final_checkpoints_mean']:.1f} / {s['lemma40_final_bound']} | "
+                     f"{s['calls_per_step_mean']:.0f} ({100 * s['calls_within_bound_fraction']:.0f}% of runs) |")
+    lines += ["", "## Error OPT_t - f(X_t, Y_t) at equal eps (mean over steps / final step, averaged over runs)", "",
+              "| stream | problem | final OPT | " + " | ".join(payload["streams"][0]["errors"]) + " |",
+              "|---|---|---|" + "---|" * len(payload["streams"][0]["errors"])]
+    for s in payload["streams"]:
+        cells = [f"{v['mean']:.1f} / {v['final']:.1f}" for v in s["errors"].values()]
+        lines.append(f"| {s['stream']} | {s['problem']} | {s['final_opt']:.0f} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def plot(series: list, out_dir: Path) -> None:
+    """co_error.png, co_calls.png, co_checkpoints.png: one panel per stream, in the shared report style."""
+    for kind in ("error", "calls", "checkpoints"):
+        n = len(series)
+        cols = min(4, n)
+        rows = math.ceil(n / cols)
+        with figure(rows, cols, figsize=(4.2 * cols, 3.4 * rows), squeeze=False) as (fig, axes):
+            for ax in axes.flat[n:]:
+                ax.set_visible(False)
+            for ax, s in zip(axes.flat, series):
+                _panel(ax, kind, s)
+            fig.tight_layout()
+            save_png(fig, out_dir / f"co_{kind}.png", dpi=110)
+
+
+def _panel(ax, kind: str, s: dict) -> None:
+    runs = s["runs"]
+    T = runs[0]["T"]
+    x = np.arange(1, T + 1)
+    if kind == "error":
+        for alg in runs[0]["errors"]:  # BatchToCO on top: the per-step baselines are noisy
+            top = alg == "batchtoco"
+            ax.plot(x, np.mean([r["errors"][alg] for r in runs], axis=0), label=alg, lw=1.6 if top else 0.7,
+                    zorder=3 if top else 2, alpha=1.0 if top else 0.6, color=colour_for(alg))
+        ax.plot(x, runs[0]["opt"], ":", color=NEUTRAL, lw=1, label="OPT_t")
+        ax.set_ylabel("OPT_t - f(X_t, Y_t)")
+    elif kind == "calls":
+        ax.plot(x, np.mean([np.cumsum(r["calls"]) for r in runs], axis=0), label="BatchToCO",
+                color=colour_for("batchtoco"))
+        ax.plot(x, np.mean([np.cumsum(r["call_bounds"]) for r in runs], axis=0), "--", color=BOUND_COLOUR,
+                label="explicit bound")
+        ax.set_yscale("log")
+        ax.set_ylabel("cumulative batch calls")
+    else:
+        ax.plot(x, np.mean([r["checkpoints"] for r in runs], axis=0), label="checkpoints (mean)",
+                color=colour_for("batchtoco"))
+        ts = [int(t) for t in runs[0]["lemma40"]]
+        ax.plot(ts, [runs[0]["lemma40"][str(t)] for t in ts], "--", color=BOUND_COLOUR, label="Lemma 40 bound (run 1)")
+        ax.set_ylabel("checkpoints")
+    ax.set_xscale("log")
+    ax.set_xlabel("t")
+    ax.set_title(s["name"], fontsize=9)
+    ax.legend(fontsize=6)
+
+
+def stderr_progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)

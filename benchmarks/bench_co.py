@@ -1,0 +1,34 @@
+"""BatchToCO benchmark: `python -m benchmarks.bench_co [--quick] [--long]` writes
+benchmarks/results/co/ (co_bench.json/.md, plots) and machine.json (load average included: the
+timings depend on it)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from audits.bench.co import run_bench, stderr_progress
+from benchmarks.machine import machine_info
+from gtm_core.batchtoco.params import COConfig
+
+OUT = Path(__file__).resolve().parent / "results" / "co"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--long", action="store_true", help="add the 1e5-update coverage stream")
+    args = ap.parse_args(argv)
+    before = machine_info()
+    t0 = time.perf_counter()
+    run_bench(COConfig(), quick=args.quick, out_dir=OUT, progress=stderr_progress, long_stream=args.long)
+    info = {"before": before, "after": machine_info(), "seconds": time.perf_counter() - t0,
+            "command": "python -m benchmarks.bench_co" + (" --quick" if args.quick else "") + (" --long" if args.long else "")}
+    (OUT / "machine.json").write_text(json.dumps(info, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,127 @@
+"""Algorithm 3 (BatchToCO): a batch DP maximiser run under continual observation.
+
+t = 1: Y_1 = A(X_1, eps(1,1), delta(1,1)); l = 2; GTM_2.Init.
+t >= 2: a_t = GTM_l.Step(M_t^{h_l}, X_t, eps_t, delta_t)  (eps_t = eps(l, j), j = local step);
+        a_t = -1: Y_t = Y_cur;
+        a_t = +1 (checkpoint l): Y^ = ThresholdSelect(Q_t, h_l, xi_l, min(eps_t, 1));
+                 Y_cur = Y^ unless Y^ = -1; Y_t = Y_cur; l = l + 1; GTM_l.Init (fresh noise).
+
+GTM_l is the project's reference GTM (Algorithm 1, :class:`gtm_core.reference.GTM`) with
+the Theorem 23 step plan of :class:`~gtm_core.batchtoco.gtm_instance.InstancePlan`;
+purification (Lemma 24) is applied by :func:`gtm_core.reference.mechanism_for_step` when
+delta_t > 0. Variants for the power suite: ``"unnoised_score"`` (ThresholdSelect sees
+f(X_t, Y^) without Laplace noise) and ``"batch_eps_level"`` (A called with eps(l) instead
+of eps_t/2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InvalidParameter
+from ..reference import GTM, mechanism_for_step
+from . import params as P
+from .gtm_instance import InstancePlan, step_privacy_used
+from .mechanisms import ScoredMechanism, TestMechanism
+from .params import COConfig
+from .threshold_select import threshold_select
+
+VARIANTS = ("correct", "unnoised_score", "batch_eps_level")
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """What step t released (``solution``) and public bookkeeping for benchmarks.
+    ``checkpoint``/``level``/``batch_calls`` are NOT part of the private output."""
+
+    t: int
+    solution: object
+    checkpoint: bool
+    selected: bool
+    level: int
+    eps_t: float
+    batch_calls: int
+    call_bound: int = 0  # the explicit per-step bound: GTM evaluation budget (+ k_max at a checkpoint)
+
+
+class BatchToCO:
+    """Algorithm 3 on an insertion stream; call :meth:`step` with each inserted element."""
+
+    def __init__(self, config: COConfig, problem, rng: np.random.Generator, *, variant: str = "correct"):
+        if not isinstance(config, COConfig):
+            raise InvalidParameter(f"config must be a COConfig, got {type(config).__name__}")
+        if variant not in VARIANTS:
+            raise InvalidParameter(f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
+        if not isinstance(rng, np.random.Generator):
+            raise InvalidParameter(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+        self.config, self.problem, self.variant = config, problem, variant
+        self._rng = rng
+        self.state = problem.empty_state()
+        self.t = 0
+        self.level = 1
+        self.local_step = 0
+        self.current = None
+        self.checkpoints: list[int] = []
+        self._gtm: GTM | None = None
+
+    # ------------------------------------------------------------------
+    def _new_instance(self) -> None:
+        plan = InstancePlan(self.config, self.level)
+        self._plan = plan
+        self._gtm = GTM(self._rng)
+        self._gtm.init(plan.tau1, plan.mu1)
+        self.local_step = 0
+
+    def step(self, element) -> StepRecord:
+        """Insert ``element`` (an edge, or None for an empty update) and release Y_t."""
+        self.problem.insert(self.state, element)
+        self.t += 1
+        c = self.config
+        if self.t == 1:
+            eps1 = step_privacy_used(c, 1, 1)
+            sols, _ = self.problem.sample(self.state, eps1, self._rng, 1)
+            self.current = sols[0]
+            self.level = 2
+            self._new_instance()
+            return StepRecord(1, self.current, False, False, 1, eps1, 1, 1)
+        self.local_step += 1
+        sp = self._plan.step(self.local_step)
+        h = float(P.threshold_level(self.level, c.kappa))
+        batch_eps = None
+        if self.variant == "batch_eps_level":
+            batch_eps = self._plan.epsilon_c
+        test = TestMechanism(self.problem, self.state, sp.eps_t, h, self._rng, batch_eps=batch_eps)
+        a = self._gtm.step(mechanism_for_step(test, sp, self._rng), None, sp.eps_t, sp.tau2, sp.c, sp.rho,
+                           sp.s, evaluation_budget=sp.evaluation_budget)
+        calls = test.calls
+        if a != sp.s:
+            return StepRecord(self.t, self.current, False, False, self.level, sp.eps_t, calls, sp.evaluation_budget)
+        # checkpoint: ThresholdSelect_l with Q_t at the same (eps_t, delta_t)
+        xi = float(P.stopping_probability(self.level, c.p_bar, c.beta, c.c_beta))
+        scored = ScoredMechanism(self.problem, self.state, sp.eps_t, self._rng, batch_eps=batch_eps,
+                                 noised=self.variant != "unnoised_score")
+        result = threshold_select(scored, h, xi, min(sp.eps_t, 1.0), self._rng)
+        if result.solution is not None:
+            self.current = result.solution
+        self.checkpoints.append(self.t)
+        level = self.level
+        self.level += 1
+        self._new_instance()
+        cap = P.selection_draw_cap(level, c.p_bar, c.beta)
+        return StepRecord(self.t, self.current, True, result.solution is not None, level, sp.eps_t,
+                          calls + result.draws, sp.evaluation_budget + cap)
+
+
+def run_stream(config: COConfig, problem, edges, rng: np.random.Generator, *, variant: str = "correct",
+               progress=None) -> list[StepRecord]:
+    """Run BatchToCO over a whole sequence of updates; ``progress(t, T)`` is called now and then."""
+    algo = BatchToCO(config, problem, rng, variant=variant)
+    out = []
+    T = len(edges)
+    for i, e in enumerate(edges, start=1):
+        out.append(algo.step(e))
+        if progress is not None and (i % 1000 == 0 or i == T):
+            progress(i, T)
+    return out

@@ -1,0 +1,167 @@
+"""Insertion-only edge streams: real graphs bundled with networkx, a seeded synthetic
+generator, a JSON file format, validation and the neighbouring stream.
+
+File format (JSON)::
+
+    {"name": "karate", "vertices": ["0", "1", ...], "multigraph": false,
+     "edges": [["0", "1"], ["4", "10"], ...]}
+
+An update may also be written ``{"op": "insert", "u": "0", "v": "1"}``; any other
+``op`` (a deletion) is refused: the stream must be insertion-only (Section 7.1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..inputs import parse_json, read_text_file
+from ..validation import check_nonnegative_int, check_positive_int
+from .errors import StreamError
+
+BUNDLED = ("karate", "les_miserables", "florentine_families", "davis_southern_women")
+
+
+@dataclass(frozen=True)
+class EdgeStream:
+    """An insertion stream over a fixed vertex set; ``edges[t-1]`` is inserted at time t
+    (``None`` = an empty update, used by the neighbouring stream)."""
+
+    name: str
+    vertices: tuple[str, ...]
+    edges: tuple
+    multigraph: bool = False
+
+    def __post_init__(self):
+        validate(self)
+
+    def __len__(self) -> int:
+        return len(self.edges)
+
+    def neighbour(self, index: int) -> "EdgeStream":
+        """The neighbouring stream with the edge inserted at time ``index`` (1-based) absent."""
+        i = check_positive_int("index", index)
+        if i > len(self.edges):
+            raise StreamError(f"index must be in 1..{len(self.edges)}, got {index!r}")
+        edges = list(self.edges)
+        edges[i - 1] = None
+        return EdgeStream(f"{self.name}-without-{i}", self.vertices, tuple(edges), self.multigraph)
+
+    def to_dict(self) -> dict:
+        names = self.vertices
+        return {"name": self.name, "vertices": list(names), "multigraph": self.multigraph,
+                "edges": [None if e is None else [names[e[0]], names[e[1]]] for e in self.edges]}
+
+
+def validate(stream: EdgeStream) -> None:
+    """Typed errors for an empty stream, unknown vertices, self-loops, and (simple graphs)
+    an edge inserted twice."""
+    n = len(stream.vertices)
+    if n < 2:
+        raise StreamError(f"a stream needs at least 2 vertices, got {n}")
+    if len(set(stream.vertices)) != n:
+        raise StreamError("vertex names must be distinct")
+    if len(stream.edges) == 0:
+        raise StreamError(f"stream {stream.name!r} is empty (no updates)")
+    seen = set()
+    for t, e in enumerate(stream.edges, start=1):
+        if e is None:
+            continue
+        u, v = e
+        for x in (u, v):
+            if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or not 0 <= x < n:
+                raise StreamError(f"update {t}: unknown vertex index {x!r}")
+        if u == v:
+            raise StreamError(f"update {t}: self-loop at vertex {stream.vertices[u]!r}")
+        key = (min(u, v), max(u, v))
+        if not stream.multigraph:
+            if key in seen:
+                raise StreamError(f"update {t}: edge {stream.vertices[u]!r}-{stream.vertices[v]!r} inserted twice "
+                                  "(set multigraph = true for repeated interactions)")
+            seen.add(key)
+
+
+def _from_graph(name: str, graph, seed: int) -> EdgeStream:
+    names = [str(v) for v in graph.nodes()]
+    index = {v: i for i, v in enumerate(graph.nodes())}
+    edges = [(index[u], index[v]) for u, v in graph.edges() if u != v]
+    order = np.random.default_rng(check_nonnegative_int("seed", seed)).permutation(len(edges))
+    return EdgeStream(name, tuple(names), tuple(edges[i] for i in order))
+
+
+def bundled_stream(name: str, seed: int = 0) -> EdgeStream:
+    """A real social network shipped with networkx, edges inserted in a seeded random order."""
+    import networkx as nx
+
+    graphs = {
+        "karate": nx.karate_club_graph,
+        "les_miserables": nx.les_miserables_graph,
+        "florentine_families": nx.florentine_families_graph,
+        "davis_southern_women": nx.davis_southern_women_graph,
+    }
+    if name not in graphs:
+        raise StreamError(f"unknown bundled stream {name!r} (known: {', '.join(BUNDLED)})")
+    return _from_graph(name, graphs[name](), seed)
+
+
+def synthetic_stream(n_vertices: int, n_updates: int, seed: int = 0, *, skew: float = 0.8) -> EdgeStream:
+    """A seeded interaction stream (multigraph): each update joins two distinct vertices drawn
+    with probability ~ 1/(rank+1)^skew (a heavy-tailed activity profile)."""
+    n = check_positive_int("n_vertices", n_vertices)
+    m = check_positive_int("n_updates", n_updates)
+    rng = np.random.default_rng(check_nonnegative_int("seed", seed))
+    w = 1.0 / np.arange(1, n + 1) ** skew
+    w /= w.sum()
+    u = rng.choice(n, size=m, p=w)
+    v = rng.choice(n, size=m, p=w)
+    clash = u == v
+    while clash.any():
+        v[clash] = rng.choice(n, size=int(clash.sum()), p=w)
+        clash = u == v
+    edges = tuple(zip(u.tolist(), v.tolist()))
+    return EdgeStream(f"synthetic-n{n}-m{m}-s{seed}", tuple(str(i) for i in range(n)), edges, True)
+
+
+def load_stream(path) -> EdgeStream:
+    """Read a stream file (format in the module docstring); typed errors on bad content."""
+    text = read_text_file(path, what="stream", error=ConfigError)
+    p = Path(path)
+    data = parse_json(text, what=f"stream file {str(p)!r}", error=StreamError)
+    return stream_from_dict(data, default_name=p.stem)
+
+
+def stream_from_dict(data, *, default_name: str = "stream") -> EdgeStream:
+    if not isinstance(data, dict):
+        raise StreamError("a stream must be a JSON object with 'vertices' and 'edges'")
+    for key in ("vertices", "edges"):
+        if key not in data:
+            raise StreamError(f"stream is missing key {key!r}")
+    vertices = data["vertices"]
+    if not isinstance(vertices, list) or not all(isinstance(v, (str, int)) for v in vertices):
+        raise StreamError("'vertices' must be a list of names")
+    names = tuple(str(v) for v in vertices)
+    index = {v: i for i, v in enumerate(names)}
+    edges = []
+    if not isinstance(data["edges"], list):
+        raise StreamError("'edges' must be a list")
+    for t, e in enumerate(data["edges"], start=1):
+        if isinstance(e, dict):
+            op = e.get("op", "insert")
+            if op != "insert":
+                raise StreamError(f"update {t}: op {op!r} is not an insertion (streams must be insertion-only)")
+            e = [e.get("u"), e.get("v")]
+        if not isinstance(e, list) or len(e) != 2:
+            raise StreamError(f"update {t}: an edge must be a pair [u, v], got {e!r}")
+        ids = []
+        for x in e:
+            if str(x) not in index:
+                raise StreamError(f"update {t}: unknown vertex {x!r}")
+            ids.append(index[str(x)])
+        edges.append(tuple(ids))
+    multigraph = data.get("multigraph", False)
+    if not isinstance(multigraph, bool):
+        raise StreamError(f"'multigraph' must be true or false, got {multigraph!r}")
+    return EdgeStream(str(data.get("name", default_name)), names, tuple(edges), multigraph)

@@ -1,0 +1,33 @@
+"""The BatchToCO benchmark harness on the smallest bundled stream."""
+
+import pytest
+
+from audits.bench.co import clopper_pearson, lemma40_bound, markdown, measure, summarise
+from gtm_core.batchtoco.params import COConfig
+from gtm_core.batchtoco.streams import bundled_stream
+
+
+def test_clopper_pearson_known_values():
+    assert clopper_pearson(10, 10) == (pytest.approx(0.6915, abs=1e-4), 1.0)
+    lo, hi = clopper_pearson(5, 10)
+    assert lo == pytest.approx(0.1871, abs=1e-4) and hi == pytest.approx(0.8129, abs=1e-4)
+
+
+def test_measure_and_summary_on_florentine():
+    cfg = COConfig(k=2)
+    spec = {"stream": "florentine_families", "problem": "coverage", "k": 2, "seeds": 2}
+    runs = [measure(cfg, bundled_stream("florentine_families"), s) for s in range(2)]
+    for r in runs:
+        assert r["T"] == 20 and r["opt_exact"]
+        assert set(r["errors"]) == {"batchtoco", "basic", "advanced", "doubling"}
+        assert all(0 <= e <= o for e, o in zip(r["errors"]["batchtoco"], r["opt"]))
+        assert r["calls_within_bound"]
+    s = summarise(cfg, spec, runs)
+    assert s["runs"] == 2 and 0 <= s["theorem42"]["fraction"] <= 1
+    assert "florentine_families" in markdown({"config": cfg.to_dict(), "quick": True, "seconds": 1.0,
+                                              "delta_prime_advanced": 1e-6, "samplers": "x", "streams": [s]})
+
+
+def test_lemma40_bound_grows_with_opt():
+    cfg = COConfig()
+    assert lemma40_bound(cfg, 10, 100) <= lemma40_bound(cfg, 10**6, 100)

@@ -1,0 +1,58 @@
+"""Bundled and synthetic streams, the file format and the typed errors for bad streams."""
+
+import json
+
+import pytest
+
+from gtm_core.batchtoco.errors import StreamError
+from gtm_core.batchtoco.streams import BUNDLED, EdgeStream, bundled_stream, load_stream, synthetic_stream
+from gtm_core.errors import ConfigError, GTMError
+
+
+@pytest.mark.parametrize("name,n,m", [("karate", 34, 78), ("les_miserables", 77, 254),
+                                      ("florentine_families", 15, 20), ("davis_southern_women", 32, 89)])
+def test_bundled_streams(name, n, m):
+    s = bundled_stream(name, seed=3)
+    assert (len(s.vertices), len(s)) == (n, m)
+    assert s == bundled_stream(name, seed=3)
+    assert s.edges != bundled_stream(name, seed=4).edges
+    assert name in BUNDLED
+
+
+def test_synthetic_is_seeded_and_valid():
+    a, b = synthetic_stream(20, 500, seed=1), synthetic_stream(20, 500, seed=1)
+    assert a == b and len(a) == 500 and a.multigraph
+    assert a.edges != synthetic_stream(20, 500, seed=2).edges
+
+
+def test_file_round_trip_and_neighbour(tmp_path):
+    s = bundled_stream("florentine_families")
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps(s.to_dict()))
+    t = load_stream(f)
+    assert t.edges == s.edges and t.vertices == s.vertices
+    nb = t.neighbour(3)
+    assert nb.edges[2] is None and nb.edges[:2] == t.edges[:2] and nb.edges[3:] == t.edges[3:]
+
+
+@pytest.mark.parametrize("doc,match", [
+    ({"vertices": ["a", "b"], "edges": []}, "is empty"),
+    ({"vertices": ["a", "b"], "edges": [["a", "c"]]}, "unknown vertex 'c'"),
+    ({"vertices": ["a", "b", "c"], "edges": [["a", "b"], {"op": "delete", "u": "a", "v": "b"}]}, "not an insertion"),
+    ({"vertices": ["a", "b"], "edges": [["a", "b"], ["b", "a"]]}, "inserted twice"),
+    ({"vertices": ["a", "b"], "edges": [["a", "a"]]}, "self-loop"),
+    ({"vertices": ["a", "b"], "edges": [["a"]]}, "pair"),
+    ({"edges": []}, "missing key 'vertices'"),
+])
+def test_bad_streams_raise_typed_errors(tmp_path, doc, match):
+    f = tmp_path / "bad.json"
+    f.write_text(json.dumps(doc))
+    with pytest.raises(StreamError, match=match) as info:
+        load_stream(f)
+    assert isinstance(info.value, GTMError)
+
+
+def test_repeated_interactions_allowed_in_a_multigraph_and_missing_file():
+    EdgeStream("m", ("a", "b"), ((0, 1), (1, 0)), multigraph=True)
+    with pytest.raises(ConfigError, match="not found"):
+        load_stream("/nonexistent/stream.json")
