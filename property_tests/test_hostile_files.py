@@ -7,8 +7,8 @@ of a target survives its audit (process-group accounting through ``/proc``); a r
 changes no file it must not touch.
 
 Bounded and seeded (Hypothesis, derandomized). The default run uses a few dozen examples per
-test; ``-m slow`` runs the same properties with ``GTM_HOSTILE_SCALE`` times as many (default 40:
-about 1.2e4 cases in all).
+test; ``-m slow`` runs the same properties with ``GTM_HOSTILE_SCALE`` times as many (default 90:
+25+60+40 = 125 examples per unit: about 1.1e4 cases in all).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from gtm_core.process_supervisor import group_members
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = GTMConfig.load(ROOT / "examples" / "default.toml")
 RUNNER = CliRunner()
-SCALE = int(os.environ.get("GTM_HOSTILE_SCALE", "40"))
+SCALE = int(os.environ.get("GTM_HOSTILE_SCALE", "90"))
 
 
 def cases(n: int):
