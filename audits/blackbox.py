@@ -66,8 +66,8 @@ def crossing_sizes(params: PureParameters, spread: int = 3) -> list[int]:
 
 
 def candidate_pairs(universe: Sequence, sizes: Sequence[int], rng: np.random.Generator, *,
-                    random_per_size: int = 2) -> list[tuple[dict, dict]]:
-    """Neighbouring pairs (S, S minus one record): homogeneous, two-valued halves, random."""
+                    random_per_size: int = 1) -> list[tuple[dict, dict]]:
+    """Neighbouring pairs (S, S minus one record): homogeneous, two-valued halves of adjacent values, random."""
     uni = sorted(universe)
     out, seen = [], set()
 
@@ -83,10 +83,8 @@ def candidate_pairs(universe: Sequence, sizes: Sequence[int], rng: np.random.Gen
     for n in sizes:
         for a in uni:
             add([a] * n)
-        for a in uni:
-            for b in uni:
-                if a < b:
-                    add(sorted([a] * (n // 2) + [b] * (n - n // 2)))
+        for a, b in zip(uni, uni[1:]):
+            add(sorted([a] * (n // 2) + [b] * (n - n // 2)))
         for _ in range(random_per_size):
             add(sorted(rng.choice(uni, n).tolist()))
     return out

@@ -150,13 +150,22 @@ class SubsetImage:
         return out
 
 
-def monotone_depths_1d(S: Sequence, f: Callable, h: int, points: Sequence) -> list[int]:
+def monotone_depths_1d(S: Sequence, f: Callable, h: int, points: Sequence, *, memo: dict | None = None) -> list[int]:
     """Exact depth_h^f(S, y), d = 1, for f symmetric and non-decreasing in every (real) record.
 
     With T of size k sorted: min over M_h(T) of f is min_{h <= m <= k} f(bottom m of T), max is
     max_m f(top m of T); the largest T with min f(M_h(T)) > y is a top block of S, the largest with
     max < y a bottom block. depth = n - max{|T| : y not in [min, max]} (T with |T| < h qualify).
+    ``memo`` (optional dict) caches f on sorted sub-datasets across calls (f is symmetric).
     """
+    memo = {} if memo is None else memo
+
+    def fv(block):
+        key = tuple(block)
+        if key not in memo:
+            memo[key] = evaluate_point(f, block, 1)[0]
+        return memo[key]
+
     n = len(S)
     recs = sorted(S, key=lambda r: as_point(r, 1, field="record")[0])  # f sees the caller's records
     ys = [as_point(y, 1)[0] for y in points]
@@ -169,8 +178,8 @@ def monotone_depths_1d(S: Sequence, f: Callable, h: int, points: Sequence) -> li
     for k in range(h, n + 1):
         top = recs[n - k:]
         bottom = recs[:k]
-        lo_top[k] = min(evaluate_point(f, top[:m], 1)[0] for m in range(h, k + 1))
-        hi_bottom[k] = max(evaluate_point(f, bottom[k - m:], 1)[0] for m in range(h, k + 1))
+        lo_top[k] = min(fv(top[:m]) for m in range(h, k + 1))
+        hi_bottom[k] = max(fv(bottom[k - m:]) for m in range(h, k + 1))
     out = []
     for y in ys:
         keep = base

@@ -216,6 +216,7 @@ class BlackBoxEvaluator:
         self.codes = codes
         self._index = {p: i for i, p in enumerate(self.extended)}
         self._cache: dict = {}
+        self._fmemo: dict = {}  # f on sorted sub-datasets (monotone method; f is symmetric there)
 
     # -- quality ------------------------------------------------------------------------------
     def _method(self, n: int) -> str:
@@ -237,7 +238,7 @@ class BlackBoxEvaluator:
         if method == "monotone":
             if self.config.d != 1:
                 raise UnsupportedConfiguration("the monotone depth method needs d = 1")
-            out = monotone_depths_1d(S, self.f, h, self.extended)
+            out = monotone_depths_1d(S, self.f, h, self.extended, memo=self._fmemo)
         else:
             img_key = ("image", tuple(S))
             if img_key not in self._cache:

@@ -58,7 +58,8 @@ class OutputLaw:
         return np.array([float(p.mid()) for p in self.probabilities])
 
     def total(self) -> arb:
-        return sum(self.probabilities, arb(0))
+        with _prec(PREC_BITS):
+            return sum(self.probabilities, arb(0))
 
 
 def _exact_radius(ev: BlackBoxEvaluator) -> arb:
