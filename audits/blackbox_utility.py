@@ -48,28 +48,28 @@ def load_goog() -> np.ndarray:
     return np.stack([r, g], axis=1)
 
 
-def _hull_1d_monotone(ev, S, lam):
+def smallest_lambdas_1d(ev, S, points) -> list[int]:
+    """For each point y: the smallest lambda with y in CH(f(N_lambda(S))) (monotone d = 1).
+
+    CH(f(N_lambda(S))) = [lo_lambda, hi_lambda] with lo_lambda = min_{m >= n - lambda} f(bottom m),
+    hi_lambda = max_m f(top m) (f symmetric, non-decreasing); computed incrementally in lambda.
+    """
     recs = sorted(S)
     n = len(recs)
-    keep = max(n - lam, 0)
-    lo = min(evaluate_point(ev.f, recs[:m], 1)[0] for m in range(keep, n + 1))
-    hi = max(evaluate_point(ev.f, recs[n - m:], 1)[0] for m in range(keep, n + 1))
-    return lo, hi
-
-
-def smallest_lambdas_1d(ev, S, points) -> list[int]:
-    """For each point y: the smallest lambda with y in CH(f(N_lambda(S))) (monotone d = 1)."""
-    n = len(S)
-    out = []
-    bounds = []
-    lam = 0
+    ys = [as_point(y)[0] for y in points]
+    out = [n + 1] * len(ys)
+    lo = hi = None
     for lam in range(n + 1):
-        bounds.append(_hull_1d_monotone(ev, S, lam))
-        if all(bounds[-1][0] <= as_point(y)[0] <= bounds[-1][1] for y in points):
+        m = n - lam
+        a = evaluate_point(ev.f, recs[:m], 1)[0]
+        b = evaluate_point(ev.f, recs[n - m:], 1)[0]
+        lo = a if lo is None else min(lo, a)
+        hi = b if hi is None else max(hi, b)
+        for i, y in enumerate(ys):
+            if out[i] > n and lo <= y <= hi:
+                out[i] = lam
+        if all(o <= n for o in out):
             break
-    for y in points:
-        yy = as_point(y)[0]
-        out.append(next((k for k, (lo, hi) in enumerate(bounds) if lo <= yy <= hi), n + 1))
     return out
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import importlib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -82,13 +83,19 @@ def build_function(name: str, config):
         return factory(grid), monotone
     if ":" in name:
         mod, _, attr = name.partition(":")
+        added = os.getcwd() not in sys.path  # module:callable is resolved from the working directory too
+        if added:
+            sys.path.insert(0, os.getcwd())
         try:
             fn = getattr(importlib.import_module(mod), attr)
         except (ImportError, AttributeError) as exc:
             raise UsageFailure(f"--function {name!r} cannot be imported: {exc}") from None
+        finally:
+            if added:
+                sys.path.remove(os.getcwd())
         if not callable(fn):
             raise UsageFailure(f"--function {name!r} is not callable")
-        return fn, False
+        return fn, None  # monotone only if the user says so (--depth-method monotone)
     raise UsageFailure(f"--function must be one of {', '.join(BUILTIN)} or module:callable, got {name!r}")
 
 
@@ -168,7 +175,7 @@ def make_evaluator(config_path, epsilon, beta, domain, grid, grid2, function, de
 
     cfg = build_config(config_path, epsilon, beta, domain, grid, grid2)
     f, monotone = build_function(function, cfg)
-    if depth_method == "monotone" and not monotone:
+    if depth_method == "monotone" and monotone is False:
         raise UsageFailure(f"--depth-method monotone needs a monotone 1-D function (median, mean), not {function!r}")
     base = BlackBoxEvaluator(cfg, f, depth_method=depth_method if (depth_method != "auto" or not monotone)
                              else "auto")
