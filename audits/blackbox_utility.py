@@ -21,7 +21,6 @@ mechanism at eps over Y with the rank / Tukey depth among block outputs as quali
 from __future__ import annotations
 
 import json
-import math
 import time
 from pathlib import Path
 from typing import Callable

@@ -16,8 +16,7 @@ hardened deployment (no exact samplers): said so in every report.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
-from fractions import Fraction
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
