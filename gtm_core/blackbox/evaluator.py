@@ -179,6 +179,13 @@ def check_dataset(records, *, record_dim: int | None = None, allow_empty: bool =
     return out
 
 
+def _freeze(x):
+    """A hashable copy of a dataset (nested lists become tuples) for the depth cache."""
+    if isinstance(x, (list, tuple)):
+        return tuple(_freeze(v) for v in x)
+    return x
+
+
 def point_code(p) -> str:
     """The output code of a point of Y~ (decimal floats joined by ',')."""
     return ",".join(repr(float(c)) for c in p)
@@ -230,7 +237,7 @@ class BlackBoxEvaluator:
 
     def depths(self, S: Sequence, h: int) -> list[int]:
         """depth_h^f(S, y) for every y in Y~ (cached per dataset and h)."""
-        key = (tuple(S), int(h))
+        key = (_freeze(S), int(h))
         if key in self._cache:
             return self._cache[key]
         method = self._method(len(S))
@@ -239,7 +246,7 @@ class BlackBoxEvaluator:
                 raise UnsupportedConfiguration("the monotone depth method needs d = 1")
             out = monotone_depths_1d(S, self.f, h, self.extended, memo=self._fmemo)
         else:
-            img_key = ("image", tuple(S))
+            img_key = ("image", _freeze(S))
             if img_key not in self._cache:
                 self._cache[img_key] = SubsetImage(S, self.f, self.domain, d=self.config.d)
             out = self._cache[img_key].depths(h, self.extended)
