@@ -66,23 +66,31 @@ def crossing_sizes(params: PureParameters, spread: int = 3) -> list[int]:
 
 
 def candidate_pairs(universe: Sequence, sizes: Sequence[int], rng: np.random.Generator, *,
-                    random_per_size: int = 1) -> list[tuple[dict, dict]]:
-    """Neighbouring pairs (S, S minus one record): homogeneous, two-valued halves of adjacent values, random."""
+                    mixed_sizes: int = 3, random_per_size: int = 1) -> list[tuple[dict, dict]]:
+    """Neighbouring pairs (S, S minus one record).
+
+    Homogeneous datasets at every size (cheap: they share sub-datasets, and they carry the largest
+    losses found for every variant), plus two-valued halves of adjacent values and random datasets at
+    the ``mixed_sizes`` central sizes; :func:`refine_pair` explores around the best ones.
+    """
     uni = sorted(universe)
     out, seen = [], set()
 
     def add(S: list):
-        for i in sorted(set(range(len(S))), key=lambda i: S[i]):
+        for i in sorted(range(len(S)), key=lambda i: S[i]):
             T = S[:i] + S[i + 1:]
             key = (tuple(S), tuple(T))
             if key not in seen and len(S) > 0:
                 seen.add(key)
                 out.append(({"dataset": list(S)}, {"dataset": list(T)}))
-                break  # one removed record per distinct value is enough for homogeneous blocks
+                break
 
     for n in sizes:
         for a in uni:
             add([a] * n)
+    mid = len(sizes) // 2
+    lo = max(0, mid - mixed_sizes // 2)
+    for n in list(sizes)[lo: lo + mixed_sizes]:
         for a, b in zip(uni, uni[1:]):
             add(sorted([a] * (n // 2) + [b] * (n - n // 2)))
         for _ in range(random_per_size):
@@ -91,16 +99,20 @@ def candidate_pairs(universe: Sequence, sizes: Sequence[int], rng: np.random.Gen
 
 
 def refine_pair(a: dict, b: dict, rng: np.random.Generator):
-    """Nearby neighbouring pairs: the same removal from S plus or minus one copy of a record."""
+    """Nearby neighbouring pairs: one record more or fewer in both datasets, or a third of the records
+    moved to a neighbouring value."""
     S = list(a["dataset"])
     if not S:
         return []
     x = S[int(rng.integers(len(S)))]
-    bigger = sorted(S + [x])
-    smaller = sorted(S[:-1]) if len(S) > 1 else None
-    out = [({"dataset": bigger}, {"dataset": S})]
-    if smaller:
-        out.append(({"dataset": S}, {"dataset": smaller}))
+    out = [({"dataset": sorted(S + [x])}, {"dataset": S})]
+    if len(S) > 1:
+        out.append(({"dataset": S}, {"dataset": sorted(S[:-1])}))
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in S):
+        k = max(1, len(S) // 3)
+        shift = 1 if rng.random() < 0.5 else -1
+        moved = sorted(S[:-k] + [v + shift for v in S[-k:]])
+        out.append(({"dataset": moved}, {"dataset": moved[:-1]}))
     return out
 
 
