@@ -85,7 +85,13 @@ def slope_on(grid: Sequence[float], empty: float | None = None) -> Callable:
 
 
 def tukey_depth(points: np.ndarray, y) -> int:
-    """Definition 6.2 in 2-D: min over closed half-planes H containing y of |S cap H| (multiplicity)."""
+    """Definition 6.2 in 2-D: min over closed half-planes H containing y of |S cap H| (multiplicity).
+
+    A half-plane through y with inner normal at angle phi holds the points whose angle (seen from y)
+    lies in [phi - pi/2, phi + pi/2]; the count only changes when phi crosses a data angle +- pi/2, so
+    the minimum is taken at the midpoints between consecutive critical angles (angular sweep with
+    sorted angles and binary search, O(N log N)). Points equal to y lie in every half-plane.
+    """
     pts = np.asarray(points, dtype=float).reshape(-1, 2)
     if pts.shape[0] == 0:
         return 0
@@ -94,11 +100,14 @@ def tukey_depth(points: np.ndarray, y) -> int:
     v = v[~at_y]
     if v.shape[0] == 0:
         return int(at_y.sum())
-    th = np.arctan2(v[:, 1], v[:, 0])
-    crit = np.sort(np.mod(np.concatenate([th + np.pi / 2, th - np.pi / 2]), 2 * np.pi))
-    mids = (crit + np.roll(crit, -1) + np.where(np.arange(crit.size) == crit.size - 1, 2 * np.pi, 0)) / 2
-    u = np.stack([np.cos(mids), np.sin(mids)], axis=1)
-    counts = (v @ u.T >= 0).sum(axis=0)
+    two_pi = 2 * np.pi
+    th = np.sort(np.mod(np.arctan2(v[:, 1], v[:, 0]), two_pi))
+    crit = np.unique(np.mod(np.concatenate([th + np.pi / 2, th - np.pi / 2]), two_pi))
+    nxt = np.append(crit[1:], crit[0] + two_pi)
+    mids = (crit + nxt) / 2
+    start = np.mod(mids - np.pi / 2, two_pi)
+    th2 = np.concatenate([th, th + two_pi])
+    counts = np.searchsorted(th2, start + np.pi, side="right") - np.searchsorted(th2, start, side="left")
     return int(counts.min() + at_y.sum())
 
 
