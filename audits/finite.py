@@ -74,6 +74,7 @@ __all__ = [
     "DeltaAudit",
     "audit_finite",
     "audit_finite_delta",
+    "discover_codebook",
 ]
 
 
