@@ -35,6 +35,10 @@ MODULES = [
     "lemma33",
     "lemma54",
     "lemma55",
+    # the black-box evaluator paper (docs/blackbox.md)
+    "bb_theorem27",
+    "bb_tlap",
+    "bb_expmech",
 ]
 
 
