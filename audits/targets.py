@@ -11,6 +11,8 @@ length n; 0 = never halted, 1..T = halting step) and optionally ``evaluations``.
   request ``{"p": [...], "n": N, "seed": S}``, response ``{"halt": [...]}`` (+ ``"evaluations"``).
   Runs are batched (one request carries up to ``max_batch`` runs); a crash, a timeout, malformed
   JSON, wrong lengths or out-of-range values raise :class:`TargetError` (never a bogus verdict).
+  Its process handling, :class:`JsonLinesSubprocess`, is the one client of every JSON-lines
+  protocol (also :class:`audits.finite.SubprocessFiniteTarget`).
 
 Every answer goes through :func:`validate_sample`.
 """
@@ -202,22 +204,16 @@ class CallableTarget(Target):
         return validate_sample(halt, ev if evaluations else None, int(n), arr.size, source=self.name)
 
 
-class SubprocessTarget(Target):
-    """A deployment behind the JSON-lines protocol (docs/protocol.md), started once and kept running.
+class JsonLinesSubprocess:
+    """A program answering one JSON object per request line, started once in its own process group.
 
-    The target runs in its own process group (:class:`gtm_core.processes.ProcessGroup`): closing
-    the target, a timeout, an error, Ctrl-C or the death of ``gtm`` ends its whole process tree.
-    Its stderr is drained continuously (the last line is quoted in error messages). Every wait is
-    bounded: by ``timeout`` per answer and, once :meth:`set_deadline` was called (the auditor
-    does with its ``seconds`` budget), by that absolute deadline.
-
-    Args:
-        command: the target program, a string split with :func:`shlex.split` (no shell) or an
-            argument list.
-        timeout: seconds to wait for each answer (a hang is a :class:`~gtm_core.errors.TargetError`).
-        max_batch: most runs asked for in one request; larger samples are split.
-        startup_timeout: seconds to wait for the first answer (default: ``timeout``).
-        env: extra environment variables for the program.
+    The one client of the JSON-lines protocols (GTM halting times here, finite outputs in
+    :mod:`audits.finite`): the process is a :class:`gtm_core.processes.ProcessGroup`, so closing,
+    a timeout, an error, Ctrl-C or the death of ``gtm`` ends its whole process tree, and its stderr
+    is drained (the last line is quoted in error messages). Every wait is bounded: by ``timeout``
+    per answer (``startup_timeout`` for the first) and, once :meth:`set_deadline` was called (the
+    auditor does with its ``seconds`` budget), by that absolute deadline. Answers are parsed by
+    :func:`gtm_core.inputs.parse_json`; every failure is a :class:`TargetError`.
     """
 
     def __init__(self, command: str | list[str], *, timeout: float = 60.0, max_batch: int = 1_000_000,
@@ -251,33 +247,7 @@ class SubprocessTarget(Target):
         """Bound every later wait by ``deadline`` (``time.monotonic()`` seconds; None: no bound)."""
         self.deadline = deadline
 
-    def sample(self, p, n, seed, *, evaluations=False):
-        arr = _check_request(p, n, seed)
-        halts, evs = [], []
-        done, part = 0, 0
-        while done < n or (n == 0 and part == 0):
-            m = min(self.max_batch, n - done)
-            # each batch gets its own seed, derived deterministically from (seed, batch index)
-            batch_seed = int(seed) if part == 0 else int(np.random.SeedSequence([int(seed), part]).generate_state(1)[0])
-            req = {"p": [float(x) for x in arr], "n": int(m), "seed": batch_seed}
-            if evaluations:
-                req["evaluations"] = True
-            resp = self._request(req)
-            s = validate_sample(resp.get("halt"), resp.get("evaluations") if evaluations else None, m, arr.size,
-                                source="target")
-            if evaluations and s.evaluations is None:
-                raise TargetError("target did not answer evaluation counts")
-            halts.append(s.halt)
-            if evaluations:
-                evs.append(s.evaluations)
-            done += m
-            part += 1
-            if n == 0:
-                break
-        halt = np.concatenate(halts) if halts else np.zeros(0, dtype=np.int64)
-        return TargetSample(halt, np.concatenate(evs) if evaluations else None)
-
-    def _fail(self, message: str) -> TargetError:
+    def fail(self, message: str) -> TargetError:
         """Kill the target's process tree and build the error (with its last stderr line)."""
         group = self._group
         tail = ""
@@ -290,12 +260,13 @@ class SubprocessTarget(Target):
         self._group = None
         return TargetError(message + (f": {tail}" if tail else ""))
 
-    def _request(self, payload: dict) -> dict:
+    def request(self, payload: dict) -> dict:
+        """Send one request line and return the answer, a JSON object."""
         group = self._group
         if group is None:
             raise TargetError("target connection is closed")
         if group.exit_code() is not None:
-            raise self._fail("target exited")
+            raise self.fail("target exited")
         timeout = self.startup_timeout if self._first else self.timeout
         now = time.monotonic()
         deadline = now + timeout
@@ -308,14 +279,14 @@ class SubprocessTarget(Target):
             raw = group.read_line(deadline)
         except ProcessTimeout:
             if budget_bound:
-                raise self._fail("target did not answer within the audit's time budget") from None
-            raise self._fail(f"target did not answer within {timeout:g} s (hang?)") from None
+                raise self.fail("target did not answer within the audit's time budget") from None
+            raise self.fail(f"target did not answer within {timeout:g} s (hang?)") from None
         except ProcessClosed:
             group.wait(time.monotonic() + 1)
             code = group.exit_code()
             what = "target closed its output before answering" if code is None else \
                 f"target exited with code {code} before answering"
-            raise self._fail(what) from None
+            raise self.fail(what) from None
         self._first = False
         try:
             resp = parse_json(raw, what="target answer", error=TargetError)
@@ -326,10 +297,6 @@ class SubprocessTarget(Target):
             raise TargetError(f"target answered malformed JSON: {snippet!r}") from None
         if not isinstance(resp, dict):
             raise TargetError(f"target answered a JSON {type(resp).__name__}, expected an object")
-        if "error" in resp and "halt" not in resp:
-            raise TargetError(f"target reported an error: {str(resp['error'])[:200]}")
-        if "halt" not in resp:
-            raise TargetError("target answer has no 'halt' field")
         return resp
 
     def close(self) -> None:
@@ -347,3 +314,38 @@ class SubprocessTarget(Target):
             self.close()
         except Exception:  # broad-except: a destructor must not raise
             pass
+
+
+class SubprocessTarget(JsonLinesSubprocess, Target):
+    """A deployment behind the JSON-lines protocol (docs/protocol.md), started once and kept running;
+    the process handling is :class:`JsonLinesSubprocess`."""
+
+    def sample(self, p, n, seed, *, evaluations=False):
+        arr = _check_request(p, n, seed)
+        halts, evs = [], []
+        done, part = 0, 0
+        while done < n or (n == 0 and part == 0):
+            m = min(self.max_batch, n - done)
+            # each batch gets its own seed, derived deterministically from (seed, batch index)
+            batch_seed = int(seed) if part == 0 else int(np.random.SeedSequence([int(seed), part]).generate_state(1)[0])
+            req = {"p": [float(x) for x in arr], "n": int(m), "seed": batch_seed}
+            if evaluations:
+                req["evaluations"] = True
+            resp = self.request(req)
+            if "error" in resp and "halt" not in resp:
+                raise TargetError(f"target reported an error: {str(resp['error'])[:200]}")
+            if "halt" not in resp:
+                raise TargetError("target answer has no 'halt' field")
+            s = validate_sample(resp.get("halt"), resp.get("evaluations") if evaluations else None, m, arr.size,
+                                source="target")
+            if evaluations and s.evaluations is None:
+                raise TargetError("target did not answer evaluation counts")
+            halts.append(s.halt)
+            if evaluations:
+                evs.append(s.evaluations)
+            done += m
+            part += 1
+            if n == 0:
+                break
+        halt = np.concatenate(halts) if halts else np.zeros(0, dtype=np.int64)
+        return TargetSample(halt, np.concatenate(evs) if evaluations else None)

@@ -36,6 +36,10 @@ MODULES = [
     "lemma38",
     "lemma54",
     "lemma55",
+    # the black-box evaluator paper (docs/blackbox.md)
+    "bb_theorem27",
+    "bb_tlap",
+    "bb_expmech",
 ]
 
 

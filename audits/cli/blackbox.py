@@ -1,0 +1,424 @@
+"""`gtm blackbox`: the private black-box evaluator (Algorithm 4) - evaluate, exact law, audit, bench.
+
+    gtm blackbox evaluate --data D.csv --columns price --function median --grid 0:100:41 --epsilon 1 --beta 0.1
+    gtm blackbox exact    --data small.json --function median --domain 0,1,2,3,4 --epsilon 2 --beta 0.1
+    gtm blackbox audit    --function median --domain 0,1,2,3,4 --epsilon 2 --beta 0.1 [--target CMD] [--variant V]
+    gtm blackbox serve    --function median --domain 0,1,2,3,4 --epsilon 2 --beta 0.1 [--variant V]
+    gtm blackbox bench    [--seconds 300] [--out benchmarks/results]
+
+Verbs are sub-commands of `blackbox` (the GTM verbs `exact`, `audit`, `bench` keep their meaning).
+Exit codes: 0 ok, 1 a check failed (exact loss above the claim, audit violation), 2 bad input
+(one line on stderr: empty / non-numeric / wrong-dimension dataset, non-finite domain, eps <= 0,
+beta not in (0, 1), ...).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import pkgutil
+import sys
+from pathlib import Path
+
+import click
+
+from gtm_core.inputs import parse_json, read_text_file
+from gtm_core.validation import check_seconds
+
+from ..plotting import PALETTE, figure, save_png
+from .common import EXIT_CHECK_FAILED, EXIT_OK, UsageFailure, check_writable, guard, write_atomic, write_json
+
+
+# ---------------------------------------------------------------------------------------------
+# shared options
+# ---------------------------------------------------------------------------------------------
+
+
+def _grid(text: str, option: str) -> list[float]:
+    try:
+        lo, hi, count = text.split(":")
+        lo, hi, count = float(lo), float(hi), int(count)
+    except ValueError:
+        raise UsageFailure(f"{option} must be LO:HI:COUNT, got {text!r}") from None
+    if count < 2 or not hi > lo:
+        raise UsageFailure(f"{option} needs COUNT >= 2 and HI > LO, got {text!r}")
+    return [lo + (hi - lo) * i / (count - 1) for i in range(count)]
+
+
+def build_config(config_path, epsilon, beta, domain, grid, grid2):
+    from gtm_core.blackbox import EvaluatorConfig
+
+    if config_path:
+        data = parse_json(read_text_file(config_path, what="--config"), what="--config")
+        if not isinstance(data, dict):
+            raise UsageFailure(f"--config must be a JSON object, got a JSON {type(data).__name__}")
+        if epsilon is not None:
+            data["epsilon"] = epsilon
+        if beta is not None:
+            data["beta"] = beta
+        return EvaluatorConfig.from_dict(data)
+    if epsilon is None or beta is None:
+        raise UsageFailure("give --config, or --epsilon and --beta with --domain / --grid / --grid2")
+    if sum(x is not None for x in (domain, grid, grid2)) != 1:
+        raise UsageFailure("give exactly one of --domain, --grid, --grid2")
+    if domain is not None:
+        try:
+            pts = [[float(v)] for v in domain.split(",") if v.strip()]
+        except ValueError:
+            raise UsageFailure(f"--domain must be a comma-separated list of numbers, got {domain!r}") from None
+    elif grid is not None:
+        pts = [[x] for x in _grid(grid, "--grid")]
+    else:
+        g = _grid(grid2, "--grid2")
+        pts = [[x, y] for x in g for y in g]
+    return EvaluatorConfig(epsilon, beta, tuple(pts))
+
+
+def build_function(name: str, config):
+    from gtm_core.blackbox.functions import BUILTIN
+
+    grid = [p[0] for p in config.domain] if config.d == 1 else [tuple(p) for p in config.domain]
+    if name in BUILTIN:
+        factory, dim, monotone = BUILTIN[name]
+        if dim != config.d:
+            raise UsageFailure(f"--function {name} has outputs of dimension {dim}, the domain has dimension {config.d}")
+        return factory(grid), monotone
+    if ":" in name:
+        added = os.getcwd() not in sys.path  # module:callable is resolved from the working directory too
+        if added:
+            sys.path.insert(0, os.getcwd())
+        try:
+            fn = pkgutil.resolve_name(name)
+        except Exception as exc:  # the user's module may raise anything while it is imported: bad input
+            raise UsageFailure(f"--function {name!r} cannot be imported: {type(exc).__name__}: {exc}") from None
+        finally:
+            if added:
+                sys.path.remove(os.getcwd())
+        if not callable(fn):
+            raise UsageFailure(f"--function {name!r} is not callable")
+        return fn, None  # monotone only if the user says so (--depth-method monotone)
+    raise UsageFailure(f"--function must be one of {', '.join(BUILTIN)} or module:callable, got {name!r}")
+
+
+RECORD_DIM = {"median": 1, "mean": 1, "slope": 2, "tukey-center": 2}
+
+
+def read_dataset(path: str, columns: str | None, function: str) -> list:
+    from gtm_core.blackbox import check_dataset
+
+    p = Path(path)
+    text = read_text_file(path, what="--data")
+    cols = [c.strip() for c in columns.split(",")] if columns else None
+    if p.suffix.lower() == ".json":
+        raw = parse_json(text, what="--data")
+        if isinstance(raw, dict) and "dataset" in raw:
+            raw = raw["dataset"]
+        if cols and isinstance(raw, list) and raw and isinstance(raw[0], dict):
+            try:
+                raw = [[r[c] for c in cols] if len(cols) > 1 else r[cols[0]] for r in raw]
+            except KeyError as exc:
+                raise UsageFailure(f"--columns: record has no field {exc.args[0]!r}") from None
+    else:
+        try:
+            rows = list(csv.reader(io.StringIO(text, newline="")))
+        except csv.Error as exc:
+            raise UsageFailure(f"--data is not valid CSV: {exc}") from None
+        if not rows:
+            raise UsageFailure(f"--data file is empty: {path!r}")
+        header, body = rows[0], rows[1:]
+        if not cols:
+            raise UsageFailure(f"--columns is required for CSV data (columns: {', '.join(header)})")
+        idx = []
+        for c in cols:
+            if c not in header:
+                raise UsageFailure(f"--columns: no column {c!r} in {path!r} (columns: {', '.join(header)})")
+            idx.append(header.index(c))
+        raw = []
+        for i, r in enumerate(body, start=2):
+            try:
+                vals = [float(r[j]) for j in idx]
+            except (ValueError, IndexError):
+                raise UsageFailure(f"--data row {i}: column(s) {columns} not numeric: {r!r:.80}") from None
+            raw.append(vals if len(vals) > 1 else vals[0])
+    data = check_dataset(raw)
+    want = RECORD_DIM.get(function)
+    if want is not None:
+        got = len(data[0]) if isinstance(data[0], tuple) else 1
+        if got != want:
+            raise UsageFailure(f"--function {function} takes records of dimension {want}, the dataset has dimension {got}")
+    return data
+
+
+def evaluator_options(fn):
+    opts = [
+        click.option("--config", "config_path", default=None, help="JSON {epsilon, beta, domain}"),
+        click.option("--epsilon", type=float, default=None, help="privacy budget eps > 0 (pure DP)"),
+        click.option("--beta", type=float, default=None, help="failure probability in (0, 1)"),
+        click.option("--domain", default=None, help="1-D output domain Y as a comma list"),
+        click.option("--grid", default=None, help="1-D output domain Y as LO:HI:COUNT"),
+        click.option("--grid2", default=None, help="2-D output domain Y = grid x grid, LO:HI:COUNT"),
+        click.option("--function", "function", default="median", show_default=True,
+                     help="median | mean | slope | tukey-center | module:callable"),
+        click.option("--depth-method", default="auto", show_default=True,
+                     type=click.Choice(["auto", "enumeration", "monotone"])),
+    ]
+    for o in reversed(opts):
+        fn = o(fn)
+    return fn
+
+
+def make_evaluator(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, variant="correct"):
+    from gtm_core.blackbox import BlackBoxEvaluator
+
+    from ..power.blackbox import variant_evaluator
+
+    cfg = build_config(config_path, epsilon, beta, domain, grid, grid2)
+    f, monotone = build_function(function, cfg)
+    if depth_method == "monotone" and monotone is False:
+        raise UsageFailure(f"--depth-method monotone needs a monotone 1-D function (median, mean), not {function!r}")
+    base = BlackBoxEvaluator(cfg, f, depth_method=depth_method if (depth_method != "auto" or not monotone)
+                             else "auto")
+    return variant_evaluator(base, variant)
+
+
+@click.group("blackbox")
+def command():
+    """The private black-box evaluator (Algorithm 4): evaluate, exact law, audit, bench, serve."""
+
+
+# ---------------------------------------------------------------------------------------------
+# evaluate
+# ---------------------------------------------------------------------------------------------
+
+
+@command.command("evaluate")
+@evaluator_options
+@click.option("--data", required=True, help="dataset: CSV (with --columns) or JSON list")
+@click.option("--columns", default=None, help="column(s) of the CSV/JSON records")
+@click.option("--runs", type=int, default=1, show_default=True, help="independent runs")
+@click.option("--seed", type=int, default=None, help="seed (tests only; default: fresh OS entropy)")
+@click.option("--json", "json_path", default=None)
+@guard
+def evaluate_cmd(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, data, columns, runs, seed,
+                 json_path):
+    """Run Algorithm 4 on a dataset and print the private output(s)."""
+    import numpy as np
+
+    out = check_writable(json_path, protected=(data, config_path))
+    if runs < 1:
+        raise UsageFailure(f"--runs must be >= 1, got {runs}")
+    if seed is not None and seed < 0:
+        raise UsageFailure(f"--seed must be >= 0, got {seed}")
+    S = read_dataset(data, columns, function)
+    ev = make_evaluator(config_path, epsilon, beta, domain, grid, grid2, function, depth_method)
+    rng = np.random.default_rng(seed)
+    idx = ev.sample(S, runs, rng) if runs > 1 else np.array([ev.extended.index(ev.run(S, rng))])
+    outputs = [[float(c) for c in ev.extended[i]] for i in idx]
+    p = ev.params
+    payload = {"outputs": outputs, "n_records": len(S), "config": ev.config.to_dict(), "parameters": p.to_dict(),
+               "extended_domain_size": p.M, "seed": seed,
+               "note": "float64 reference sampler (numpy); not a hardened deployment" +
+                       ("; seeded run: not for deployment" if seed is not None else "")}
+    write_json(out, payload)
+    for o in outputs[:20]:
+        click.echo(",".join(f"{c:g}" for c in o))
+    if len(outputs) > 20:
+        click.echo(f"... {len(outputs)} outputs")
+    click.echo(f"eps={p.epsilon:g} beta={p.beta:g} |Y~|={p.M} K={p.K} R={p.R:.4f} lambda={p.locality} "
+               f"n={len(S)}", err=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# exact
+# ---------------------------------------------------------------------------------------------
+
+
+@command.command("exact")
+@evaluator_options
+@click.option("--data", required=True, help="dataset (small: n <= 16, or a monotone 1-D function)")
+@click.option("--columns", default=None)
+@click.option("--variant", default="correct", show_default=True, help="an evaluator of the power suite")
+@click.option("--min-probability", type=float, default=0.0, show_default=True)
+@click.option("--json", "json_path", default=None)
+@click.option("--report", "report_path", default=None, help="Markdown report (+ PNG plot next to it)")
+@guard
+def exact_cmd(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, data, columns, variant,
+              min_probability, json_path, report_path):
+    """Exact output law on the dataset and on every S minus one record; certified loss vs the claim."""
+    from gtm_core.blackbox.exact import neighbours_remove_one, output_law, pair_loss
+
+    out = check_writable(json_path, protected=(data, config_path))
+    rep = check_writable(report_path, "--report", protected=(data, config_path, json_path))
+    if rep is not None:
+        check_writable(rep.with_suffix(".png"), "--report (its plot)", protected=(data, config_path, json_path))
+    S = tuple(read_dataset(data, columns, function))
+    ev = make_evaluator(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, variant)
+    law = output_law(ev, S)
+    rows = []
+    for T in neighbours_remove_one(S):
+        for a, b in ((S, T), (T, S)):
+            pl = pair_loss(ev, a, b, min_probability=min_probability)
+            rows.append({"from_size": len(a), "to_size": len(b), "loss_lower": pl.loss_lower,
+                         "loss_upper": pl.loss_upper, "witness": ev.codes[pl.witness_index],
+                         "removed": list(set(S) - set(T)) if len(T) < len(S) else []})
+    worst = max(rows, key=lambda r: r["loss_upper"])
+    claim = ev.params.epsilon
+    certified = worst["loss_upper"] <= claim
+    above = worst["loss_lower"] > claim
+    payload = {"variant": variant, "claim_epsilon": claim, "certified_loss_at_most_claim": certified,
+               "loss_above_claim": above, "max_loss_lower": worst["loss_lower"], "max_loss_upper": worst["loss_upper"],
+               "law": {c: float(p.mid()) for c, p in zip(ev.codes, law.probabilities)},
+               "h_law": {str(k): float(v.mid()) for k, v in law.h_law}, "pairs": rows,
+               "parameters": ev.params.to_dict(), "method": "python-flint arb balls (128 bits)"}
+    write_json(out, payload)
+    if rep is not None:
+        _exact_report(rep, payload, ev)
+    click.echo(f"exact law of Algorithm 4 ({variant}) on n={len(S)}: max loss over {len(rows)} ordered pairs in "
+               f"[{worst['loss_lower']:.6f}, {worst['loss_upper']:.6f}] vs claim eps={claim:g}: "
+               f"{'certified <= claim' if certified else 'ABOVE the claim' if above else 'undecided'}")
+    sys.exit(EXIT_OK if certified else EXIT_CHECK_FAILED)
+
+
+def _exact_report(path: Path, payload: dict, ev) -> None:
+    lines = [f"# Exact output law of Algorithm 4 ({payload['variant']})", "",
+             f"claim eps = {payload['claim_epsilon']:g}; max loss in [{payload['max_loss_lower']:.6f}, "
+             f"{payload['max_loss_upper']:.6f}]; certified <= claim: {payload['certified_loss_at_most_claim']}", "",
+             "| output | probability |", "|---|---|"]
+    lines += [f"| {c} | {p:.6g} |" for c, p in payload["law"].items()]
+    with figure(figsize=(6, 3)) as (fig, ax):
+        ax.bar(range(len(payload["law"])), list(payload["law"].values()), color=PALETTE[0])
+        ax.set_xticks(range(len(payload["law"])), list(payload["law"]), rotation=90, fontsize=6)
+        ax.set_ylabel("P(output)")
+        fig.tight_layout()
+        png = save_png(fig, path.with_suffix(".png"), dpi=120)
+    lines += ["", f"![law]({png.name})"]
+    write_atomic(path, "\n".join(lines) + "\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# audit
+# ---------------------------------------------------------------------------------------------
+
+
+@command.command("audit")
+@evaluator_options
+@click.option("--target", "target_cmd", default=None, help="command speaking the finite-output protocol "
+              "(docs/finite_outputs.md); default: our evaluator in-process")
+@click.option("--variant", default="correct", show_default=True, help="in-process evaluator of the power suite")
+@click.option("--data", default=None, help="audit on this dataset and its remove-one neighbours")
+@click.option("--columns", default=None)
+@click.option("--claim", "claim", type=float, default=None, help="claimed eps (default: --epsilon)")
+@click.option("--seconds", type=float, default=60.0, show_default=True)
+@click.option("--max-samples", type=int, default=None)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--confidence", type=float, default=0.95, show_default=True)
+@click.option("--timeout", type=float, default=60.0, show_default=True)
+@click.option("--json", "json_path", default=None)
+@guard
+def audit_cmd(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, target_cmd, variant, data,
+              columns, claim, seconds, max_samples, seed, confidence, timeout, json_path):
+    """Statistical audit of an evaluator on neighbouring datasets it searches itself."""
+    import numpy as np
+
+    from ..power.blackbox import audit_evaluator, candidate_pairs, crossing_sizes, refine_pair
+    from ..finite import SubprocessFiniteTarget, audit_finite
+
+    out = check_writable(json_path, protected=(data, config_path))
+    check_seconds("--seconds", seconds)
+    check_seconds("--timeout", timeout)
+    if not 0 < confidence < 1:
+        raise UsageFailure(f"--confidence must be in (0, 1), got {confidence!r}")
+    if seed < 0:
+        raise UsageFailure(f"--seed must be >= 0, got {seed}")
+    ev = make_evaluator(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, variant)
+    eps_claim = ev.params.epsilon if claim is None else claim
+    if data is not None:
+        S = read_dataset(data, columns, function)
+        enc = lambda r: list(r) if isinstance(r, tuple) else r  # noqa: E731
+        pairs = [({"dataset": [enc(r) for r in S]}, {"dataset": [enc(r) for r in S[:i] + S[i + 1:]]})
+                 for i in sorted({S.index(r) for r in S})]
+    else:
+        if ev.config.d != 1:
+            raise UsageFailure("without --data the auditor searches datasets of domain values (d = 1 only)")
+        universe = [p[0] for p in ev.config.domain]
+        pairs = candidate_pairs(universe, crossing_sizes(ev.params), np.random.default_rng(seed))
+    quiet = not sys.stderr.isatty()
+    if target_cmd:
+        with SubprocessFiniteTarget(target_cmd, timeout=timeout) as t:
+            res = audit_finite(t, pairs, epsilon=eps_claim, seconds=seconds, max_samples=max_samples, seed=seed,
+                               confidence=confidence, alphabet=ev.codes, refine=refine_pair, progress=not quiet)
+    else:
+        res = audit_evaluator(ev, [], epsilon=eps_claim, seconds=seconds, max_samples=max_samples, seed=seed,
+                              confidence=confidence, pairs=pairs, progress=not quiet)
+    payload = res.to_dict()
+    write_json(out, payload)
+    w = payload.get("witness") or {}
+    click.echo(f"verdict: {res.verdict}")
+    click.echo(f"epsilon claimed: {eps_claim:g}   lower bound ({confidence:g} confidence): {res.epsilon_lower_bound:.4f}")
+    if w:
+        click.echo(f"witness: |S|={len(w['input']['dataset'])} vs |S'|={len(w['input_prime']['dataset'])}, "
+                   f"event {w['event']} -> outputs {w['event_outputs'][:6]}")
+    click.echo(f"samples: {payload['samples']:,} in {payload['seconds']:.1f} s")
+    sys.exit(EXIT_CHECK_FAILED if res.violation else EXIT_OK)
+
+
+# ---------------------------------------------------------------------------------------------
+# serve (the finite-output protocol, for subprocess audits)
+# ---------------------------------------------------------------------------------------------
+
+
+@command.command("serve")
+@evaluator_options
+@click.option("--variant", default="correct", show_default=True)
+@guard
+def serve_cmd(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, variant):
+    """Serve Algorithm 4 over the finite-output JSON-lines protocol (input {"dataset": [...]})."""
+    from gtm_core.errors import GTMError, InvalidParameter
+
+    from ..power.blackbox import evaluator_target
+
+    target = evaluator_target(make_evaluator(config_path, epsilon, beta, domain, grid, grid2, function,
+                                             depth_method, variant))
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            req = parse_json(line, what="request")
+            if not isinstance(req, dict):
+                raise InvalidParameter(f"request must be a JSON object, got a JSON {type(req).__name__}")
+            n, seed = req.get("n"), req.get("seed", 0)
+            counts = target.sample(req.get("input"), n, seed)
+            resp = {"counts": dict(counts)}
+        except (GTMError, AttributeError, TypeError) as exc:
+            resp = {"error": str(exc)[:200]}
+        sys.stdout.write(json.dumps(resp, separators=(",", ":")) + "\n")
+        sys.stdout.flush()
+
+
+# ---------------------------------------------------------------------------------------------
+# bench
+# ---------------------------------------------------------------------------------------------
+
+
+@command.command("bench")
+@click.option("--seconds", type=float, default=600.0, show_default=True, help="time budget (checked between cases)")
+@click.option("--runs", type=int, default=2000, show_default=True, help="evaluator runs per case")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--out", "out_dir", default="benchmarks/results", show_default=True)
+@guard
+def bench_cmd(seconds, runs, seed, out_dir):
+    """Utility on real data: median, mean, least-squares slope, 2-D center point vs sample-and-aggregate."""
+    from ..bench.blackbox_utility import run_utility, write_utility
+
+    d = Path(out_dir)
+    if not d.is_dir():
+        raise UsageFailure(f"--out directory does not exist: {out_dir!r}")
+    if runs < 10:
+        raise UsageFailure(f"--runs must be >= 10, got {runs}")
+    result = run_utility(seconds=seconds, runs=runs, seed=seed, progress=lambda m: click.echo(m, err=True))
+    paths = write_utility(result, d)
+    for p in paths:
+        click.echo(f"wrote {p}")

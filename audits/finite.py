@@ -1,0 +1,486 @@
+"""Auditing mechanisms whose output is a *finite code* (a string or an integer).
+
+The halting-time auditor (:mod:`audits.auditor`) compares halting-time distributions on
+neighbouring Bernoulli streams. Many mechanisms have some other finite output: the black-box
+evaluator (:mod:`gtm_core.blackbox`) returns one point of a finite domain, BatchToCO returns an
+output sequence. This module audits any of them with the *same* two-phase engine
+(:func:`audits.auditor.run_audit`) and the same statistics (:mod:`audits.statistics`).
+
+Inputs are opaque JSON values (a dataset, a stream, ...). The caller supplies the neighbouring
+relation as a list of candidate pairs ``(input_a, input_b)``; both orders are examined.
+
+Protocol (docs/finite_outputs.md), one JSON object per line, for any-language targets::
+
+    request : {"input": <any JSON value>, "n": N, "seed": S}
+    response: {"counts": {"<code>": count, ...}}      # counts sum to N
+          or  {"outputs": [code_1, ..., code_N]}      # codes: strings or integers
+          or  {"error": "..."}                        # a TargetError, never a verdict
+
+Integer codes are normalised to their decimal string, so ``3`` and ``"3"`` are the same output.
+
+Codes and events. The output alphabet is either declared by the caller (``alphabet=[...]``) or
+discovered in a *pilot* round whose samples are thrown away (so the code book never depends on
+the samples that are tested). An output outside the code book is counted in the bucket
+``"<other>"``. Events are the singletons, their complements, and the likelihood-ratio level sets
+(unions of codes) chosen in the selection phase by :func:`audits.auditor.run_audit`.
+
+Two tests:
+
+* :func:`audit_finite` - pure DP: a (1 - alpha) lower bound on the privacy loss
+  ln(P_A[E] / P_B[E]) of the pre-registered witness (Poissonised conditional test), verdict
+  ``violation`` when it exceeds the claimed epsilon.
+* :func:`audit_finite_delta` - approximate DP at a fixed epsilon: a (1 - alpha) lower bound on
+  delta(eps) >= P_A[E] - e^eps P_B[E] (one-sided Clopper-Pearson bounds, alpha/2 each, on fresh
+  samples of the one pair and event chosen in the selection phase), verdict ``violation`` when it
+  exceeds the claimed delta.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+from gtm_core.errors import GTMError, InvalidParameter, TargetError
+
+from .auditor import DEADLINE_GRACE_SECONDS, AuditResult, run_audit
+from .events import EventSpace
+from .statistics import cp_lower, cp_upper
+from .targets import JsonLinesSubprocess
+
+OTHER = "<other>"
+MAX_CODES = 4096  # largest code book the engine handles (events are a dense matrix)
+
+__all__ = [
+    "OTHER",
+    "FiniteTarget",
+    "CallableFiniteTarget",
+    "SubprocessFiniteTarget",
+    "validate_response",
+    "canonical",
+    "CodeBook",
+    "FinitePair",
+    "FiniteProblem",
+    "FiniteAudit",
+    "DeltaAudit",
+    "audit_finite",
+    "audit_finite_delta",
+    "discover_codebook",
+]
+
+
+def canonical(value: Any) -> str:
+    """The canonical JSON text of an input (the key under which its samples are pooled)."""
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidParameter(f"input must be a finite JSON value, got {type(value).__name__}: {exc}") from None
+
+
+def _code(x, source: str) -> str:
+    if isinstance(x, bool) or not isinstance(x, (str, int, np.integer)):
+        raise TargetError(f"{source} answered an output code that is not a string or integer: {x!r:.60}")
+    return str(int(x)) if not isinstance(x, str) else x
+
+
+def validate_response(resp: Any, n: int, *, source: str = "target") -> Counter:
+    """Check one answer of the finite protocol; returns the counts of the codes (summing to n)."""
+    if not isinstance(resp, dict):
+        raise TargetError(f"{source} answered a JSON {type(resp).__name__}, expected an object")
+    if "error" in resp and "counts" not in resp and "outputs" not in resp:
+        raise TargetError(f"{source} reported an error: {str(resp['error'])[:200]}")
+    if "counts" in resp:
+        counts = resp["counts"]
+        if not isinstance(counts, dict):
+            raise TargetError(f"{source} answered 'counts' that is not an object")
+        out: Counter = Counter()
+        for k, v in counts.items():
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+                raise TargetError(f"{source} answered count {v!r} for code {k!r}; counts must be integers >= 0")
+            out[_code(k, source)] += int(v)
+    elif "outputs" in resp:
+        outputs = resp["outputs"]
+        if not isinstance(outputs, list):
+            raise TargetError(f"{source} answered 'outputs' that is not a list")
+        out = Counter(_code(x, source) for x in outputs)
+    else:
+        raise TargetError(f"{source} answer has neither 'counts' nor 'outputs'")
+    total = sum(out.values())
+    if total != n:
+        raise TargetError(f"{source} answered {total} outputs, expected {n}")
+    return out
+
+
+def _check_request(n, seed):
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise InvalidParameter(f"n must be a non-negative integer, got {n!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InvalidParameter(f"seed must be a non-negative integer, got {seed!r}")
+
+
+class FiniteTarget:
+    """Interface: ``sample(input, n, seed) -> Counter`` of output codes; ``close()``; a context manager."""
+
+    name = "finite-target"
+
+    def sample(self, inp: Any, n: int, seed: int) -> Counter:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+    def set_deadline(self, deadline: float | None) -> None:
+        """Bound every later wait for an answer by ``deadline`` (``time.monotonic()`` seconds); in-process
+        targets ignore it."""
+
+    def describe(self) -> str:
+        return self.name
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class CallableFiniteTarget(FiniteTarget):
+    """Any Python callable ``fn(input, n, seed)`` returning a list of codes or a ``{code: count}`` mapping."""
+
+    def __init__(self, fn: Callable, *, name: str = "callable"):
+        if not callable(fn):
+            raise InvalidParameter(f"fn must be callable, got {type(fn).__name__}")
+        self.fn, self.name = fn, name
+
+    def sample(self, inp, n, seed):
+        _check_request(n, seed)
+        try:
+            out = self.fn(inp, int(n), int(seed))
+        except GTMError:
+            raise
+        except Exception as exc:
+            raise TargetError(f"{self.name} raised {type(exc).__name__}: {str(exc)[:200]}") from None
+        if isinstance(out, dict):
+            resp = {"counts": out}
+        else:
+            resp = {"outputs": list(out) if not isinstance(out, np.ndarray) else out.tolist()}
+        return validate_response(resp, int(n), source=self.name)
+
+
+class SubprocessFiniteTarget(JsonLinesSubprocess, FiniteTarget):
+    """A program speaking the finite JSON-lines protocol, started once in its own process group.
+
+    The process handling is :class:`audits.targets.JsonLinesSubprocess` (the one client shared with
+    :class:`audits.targets.SubprocessTarget`, on :class:`gtm_core.processes.ProcessGroup`): every wait
+    is bounded (``timeout`` per answer, ``startup_timeout`` for the first, and the audit's deadline);
+    a crash, a hang, malformed JSON or a wrong count raises :class:`TargetError`; ``close()`` ends the
+    whole process tree, so helpers the target spawned do not outlive the audit.
+    """
+
+    def sample(self, inp, n, seed):
+        _check_request(n, seed)
+        canonical(inp)  # a finite JSON value, else InvalidParameter before anything is sent
+        total: Counter = Counter()
+        done, part = 0, 0
+        while done < n or (n == 0 and part == 0):
+            m = min(self.max_batch, n - done)
+            batch_seed = int(seed) if part == 0 else int(np.random.SeedSequence([int(seed), part]).generate_state(1)[0])
+            resp = self.request({"input": inp, "n": int(m), "seed": batch_seed})
+            total.update(validate_response(resp, m, source="target"))
+            done += m
+            part += 1
+            if n == 0:
+                break
+        return total
+
+
+# ---------------------------------------------------------------------------
+# code book and the audit problem
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CodeBook:
+    """Fixed mapping output code -> index; unseen codes go to :data:`OTHER` (the last index)."""
+
+    codes: tuple[str, ...]
+
+    @classmethod
+    def of(cls, codes: Iterable) -> "CodeBook":
+        seen: dict[str, None] = {}
+        for c in codes:
+            seen.setdefault(_code(c, "alphabet"), None)
+        seen.pop(OTHER, None)
+        if len(seen) + 1 > MAX_CODES:
+            raise InvalidParameter(f"alphabet has {len(seen)} codes; at most {MAX_CODES - 1} are supported")
+        return cls(tuple(seen) + (OTHER,))
+
+    @property
+    def n_codes(self) -> int:
+        return len(self.codes)
+
+    def index(self) -> dict[str, int]:
+        return {c: i for i, c in enumerate(self.codes)}
+
+    def histogram(self, counts: Counter) -> np.ndarray:
+        idx = self.index()
+        h = np.zeros(self.n_codes, dtype=np.int64)
+        for c, k in counts.items():
+            h[idx.get(c, self.n_codes - 1)] += k
+        return h
+
+    def events(self) -> EventSpace:
+        """Singletons {c} and complements 'not c' (level-set unions are added by the engine)."""
+        n = self.n_codes
+        eye = np.eye(n, dtype=bool)
+        names = [f"out={c}" for c in self.codes] + [f"out!={c}" for c in self.codes]
+        return EventSpace(tuple(names), np.vstack([eye, ~eye]))
+
+
+@dataclass(frozen=True)
+class FinitePair:
+    """One candidate: inputs A and B (canonical keys) and a label for reports."""
+
+    key_a: str
+    key_b: str
+    label: str = ""
+    family: str = "finite"
+
+    @property
+    def T(self) -> int:  # the engine's cost ordering looks at the input length only
+        return 1
+
+    def to_dict(self) -> dict:
+        return {"input": json.loads(self.key_a), "input_prime": json.loads(self.key_b), "label": self.label}
+
+
+class FiniteProblem:
+    """The :class:`audits.auditor.AuditProblem` of a finite-output target on caller-given pairs."""
+
+    initial_samples = 1000
+
+    def __init__(self, target: FiniteTarget, pairs: Sequence, codebook: CodeBook, *, labels: Sequence | None = None,
+                 refine: Callable | None = None):
+        self.target, self.codebook = target, codebook
+        self._events = codebook.events()
+        self._refine = refine
+        self.values: dict[str, Any] = {}
+        self.pairs: list[FinitePair] = []
+        for i, (a, b) in enumerate(pairs):
+            ka, kb = canonical(a), canonical(b)
+            self.values[ka], self.values[kb] = a, b
+            lab = str(labels[i]) if labels is not None else f"pair {i}"
+            self.pairs += [FinitePair(ka, kb, lab), FinitePair(kb, ka, lab + " (reversed)")]
+
+    def initial_candidates(self):
+        return list(self.pairs)
+
+    def refine(self, candidate, rng):
+        if self._refine is None:
+            return []
+        out = []
+        for a, b in self._refine(self.values[candidate.key_a], self.values[candidate.key_b], rng):
+            ka, kb = canonical(a), canonical(b)
+            self.values[ka], self.values[kb] = a, b
+            out.append(FinitePair(ka, kb, candidate.label + " (refined)"))
+        return out
+
+    def inputs(self, candidate):
+        return candidate.key_a, candidate.key_b
+
+    def events(self, candidate) -> EventSpace:
+        return self._events
+
+    def sample_codes(self, key, n, seed) -> np.ndarray:
+        h = self.codebook.histogram(self.target.sample(self.values[key], int(n), int(seed)))
+        # shuffle so the engine's odd/even hold-out split is a random split of the draws
+        codes = np.repeat(np.arange(self.codebook.n_codes), h)
+        np.random.default_rng(seed).shuffle(codes)
+        return codes
+
+    def describe_input(self, key):
+        return self.values[key]
+
+
+def discover_codebook(target: FiniteTarget, inputs: Iterable, n: int, seed: int) -> CodeBook:
+    """Pilot round: n draws per input (thrown away afterwards) fix the code book."""
+    seen: Counter = Counter()
+    for i, value in enumerate(inputs):
+        s = int(np.random.SeedSequence([int(seed), 0xC0DE, i]).generate_state(1)[0])
+        seen.update(target.sample(value, int(n), s))
+    return CodeBook.of(c for c, _ in seen.most_common(MAX_CODES - 1))
+
+
+# ---------------------------------------------------------------------------
+# pure DP: epsilon lower bound
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FiniteAudit:
+    """Result of :func:`audit_finite`: the engine's :class:`AuditResult` plus the code book."""
+
+    result: AuditResult
+    codebook: CodeBook
+    pilot_samples: int = 0
+
+    @property
+    def verdict(self) -> str:
+        return self.result.verdict
+
+    @property
+    def violation(self) -> bool:
+        return self.result.violation
+
+    @property
+    def epsilon_lower_bound(self) -> float:
+        return self.result.epsilon_lower_bound
+
+    def to_dict(self) -> dict:
+        d = self.result.to_dict()
+        w = d.get("witness")
+        if w is not None:
+            w["input"], w["input_prime"] = w.pop("p"), w.pop("p_prime")
+            w["event_outputs"] = [self.codebook.codes[i] for i in w["event_codes"]]
+        d["samples"] += self.pilot_samples
+        d["pilot_samples"] = self.pilot_samples
+        d["codebook"] = list(self.codebook.codes)
+        d["output_kind"] = "finite"
+        return d
+
+
+def audit_finite(target: FiniteTarget, pairs: Sequence, *, epsilon: float, seconds: float | None = 60.0,
+                 max_samples: int | None = None, seed: int = 0, confidence: float = 0.95,
+                 alphabet: Iterable | None = None, pilot: int = 200, labels: Sequence | None = None,
+                 refine: Callable | None = None, progress: bool = False) -> FiniteAudit:
+    """Audit a finite-output target for pure epsilon-DP on the given neighbouring pairs.
+
+    ``pairs``: a non-empty list of ``(input_a, input_b)`` JSON values, neighbours under the
+    caller's relation (both orders are examined). ``alphabet``: the output codes if known; else a
+    pilot of ``pilot`` draws per input (not reused) discovers them. ``refine(a, b, rng)`` may
+    propose further pairs near a promising one. The selection / validation / estimation phases
+    and the statistic are those of :func:`audits.auditor.run_audit`.
+    """
+    pairs = list(pairs)
+    if not pairs:
+        raise InvalidParameter("pairs must contain at least one (input, input') pair")
+    if any(not (isinstance(p, (tuple, list)) and len(p) == 2) for p in pairs):
+        raise InvalidParameter("every element of pairs must be an (input, input') pair")
+    pilot_samples = 0
+    if alphabet is not None:
+        book = CodeBook.of(alphabet)
+    else:
+        if isinstance(pilot, bool) or not isinstance(pilot, int) or pilot < 1:
+            raise InvalidParameter(f"pilot must be an integer >= 1, got {pilot!r}")
+        distinct = {canonical(v): v for p in pairs for v in p}
+        book = discover_codebook(target, distinct.values(), pilot, seed)
+        pilot_samples = pilot * len(distinct)
+    problem = FiniteProblem(target, pairs, book, labels=labels, refine=refine)
+    if seconds is not None:
+        # a hard budget: no answer is awaited past it (plus a grace for the final bookkeeping)
+        target.set_deadline(time.monotonic() + seconds + DEADLINE_GRACE_SECONDS)
+    result = run_audit(problem, epsilon=epsilon, seconds=seconds, max_samples=max_samples, seed=seed,
+                       confidence=confidence, progress=progress, target_name=target.describe())
+    return FiniteAudit(result, book, pilot_samples)
+
+
+# ---------------------------------------------------------------------------
+# approximate DP: delta lower bound at a fixed epsilon
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DeltaAudit:
+    """Result of :func:`audit_finite_delta` (a lower bound on delta(epsilon) with its witness)."""
+
+    verdict: str
+    epsilon: float
+    delta_claimed: float
+    delta_lower_bound: float
+    confidence: float
+    witness: dict
+    samples: int
+    seconds: float
+    seed: int
+    selection: list = field(default_factory=list)
+    method: str = ("selection on one sample set: per ordered pair the empirical hockey-stick event "
+                   "{o: P_A(o) > e^eps P_B(o)}; estimation on fresh samples of the one chosen pair and event: "
+                   "CP_lower(P_A[E], alpha/2) - e^eps CP_upper(P_B[E], alpha/2)")
+
+    @property
+    def violation(self) -> bool:
+        return self.verdict == "violation"
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def audit_finite_delta(target: FiniteTarget, pairs: Sequence, *, epsilon: float, delta: float,
+                       n_selection: int = 20_000, n_final: int = 200_000, seed: int = 0,
+                       confidence: float = 0.95, seconds: float | None = None) -> DeltaAudit:
+    """Approximate-DP audit at a fixed epsilon: lower bound on delta(eps) = max_E P_A[E] - e^eps P_B[E].
+
+    ``seconds`` (optional) stops the selection early (the final phase always runs its planned
+    ``n_final`` draws per input, fixed in advance, so the bound's validity does not depend on time).
+    """
+    if not (math.isfinite(epsilon) and epsilon >= 0):
+        raise InvalidParameter(f"epsilon must be a finite number >= 0, got {epsilon!r}")
+    if not (0 <= delta < 1):
+        raise InvalidParameter(f"delta must be in [0, 1), got {delta!r}")
+    if not (0 < confidence < 1):
+        raise InvalidParameter(f"confidence must be in (0, 1), got {confidence!r}")
+    for name, v in (("n_selection", n_selection), ("n_final", n_final)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 100:
+            raise InvalidParameter(f"{name} must be an integer >= 100, got {v!r}")
+    pairs = list(pairs)
+    if not pairs:
+        raise InvalidParameter("pairs must contain at least one (input, input') pair")
+    t0 = time.monotonic()
+    alpha = 1 - confidence
+    E = math.exp(epsilon)
+    counter = [0]
+
+    def draw(value, n) -> Counter:
+        counter[0] += 1
+        s = int(np.random.SeedSequence([int(seed), 0xDE17A, counter[0]]).generate_state(1)[0])
+        return target.sample(value, n, s)
+
+    samples = 0
+    sel: dict[str, Counter] = {}
+    values: dict[str, Any] = {}
+    for a, b in pairs:
+        for v in (a, b):
+            k = canonical(v)
+            if k not in sel and (seconds is None or time.monotonic() - t0 < 0.5 * seconds or not sel):
+                values[k] = v
+                sel[k] = draw(v, n_selection)
+                samples += n_selection
+    ranked = []
+    for i, (a, b) in enumerate(pairs):
+        for x, y, tag in ((a, b, ""), (b, a, " (reversed)")):
+            kx, ky = canonical(x), canonical(y)
+            if kx not in sel or ky not in sel:
+                continue
+            cx, cy = sel[kx], sel[ky]
+            event = sorted(c for c in set(cx) | set(cy) if cx[c] > E * cy[c])
+            px = sum(cx[c] for c in event) / n_selection
+            py = sum(cy[c] for c in event) / n_selection
+            ranked.append((px - E * py, i, kx, ky, tuple(event), f"pair {i}{tag}"))
+    ranked.sort(key=lambda r: -r[0])
+    score, i, kx, ky, event, label = ranked[0]
+    fx, fy = draw(values[kx], n_final), draw(values[ky], n_final)
+    samples += 2 * n_final
+    ka, kb = sum(fx[c] for c in event), sum(fy[c] for c in event)
+    lo = float(cp_lower(ka, n_final, alpha / 2))
+    hi = float(cp_upper(kb, n_final, alpha / 2))
+    bound = lo - E * hi if event else 0.0
+    witness = {"input": values[kx], "input_prime": values[ky], "label": label, "event_outputs": list(event),
+               "count": int(ka), "count_prime": int(kb), "n": n_final, "probability_lower": lo,
+               "probability_prime_upper": hi, "selection_score": score}
+    return DeltaAudit("violation" if bound > delta else "no-violation-found", float(epsilon), float(delta),
+                      float(max(bound, 0.0)), confidence, witness, samples, time.monotonic() - t0, int(seed),
+                      [{"score": r[0], "pair": r[5], "event_size": len(r[4])} for r in ranked[:5]])

@@ -1,0 +1,147 @@
+"""Auditing the private black-box evaluator through finite-output targets (:mod:`audits.finite`).
+
+* :func:`evaluator_target` - Algorithm 4 (or a broken variant) as a finite target: input
+  ``{"dataset": [...]}``, output code = the chosen point of Y~ (:func:`gtm_core.blackbox.point_code`).
+* :func:`candidate_pairs` - the neighbouring datasets the auditor searches by itself: S and S minus
+  one record, for homogeneous, two-valued and random datasets over a record universe around the
+  sizes where the cutoff h crosses 0 (the regime that matters for Algorithm 4), plus
+  :func:`refine_pair` (move one record, or grow/shrink both datasets by one record).
+* :data:`VARIANTS` - the power suite: deliberately broken evaluators, each a change of
+  :class:`gtm_core.blackbox.PureParameters`. Whether a variant breaks *privacy* is decided by the
+  exact law (:mod:`gtm_core.blackbox.exact`), not assumed: untruncated Laplace size noise and a too
+  small K keep pure DP (they break the convex-hull utility guarantee instead).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import replace
+from typing import Callable, Sequence
+
+import numpy as np
+
+from gtm_core.blackbox import BlackBoxEvaluator, PureParameters
+from gtm_core.errors import InvalidParameter
+
+from ..finite import CallableFiniteTarget, FiniteAudit, audit_finite
+
+#: name -> (description, change of the paper's parameters)
+VARIANTS: dict[str, tuple[str, Callable[[PureParameters], PureParameters]]] = {
+    "correct": ("Algorithm 4 as printed", lambda p: p),
+    "no-size-noise": ("h from the exact |S| (no TLap noise)", lambda p: replace(p, size_noise="none")),
+    "no-uniform-branch": ("the Bernoulli(eta) uniform branch dropped", lambda p: replace(p, uniform_branch=False)),
+    "em-2eps0": ("exponential mechanism at 2 eps_0", lambda p: replace(p, em_epsilon=2 * p.eps0)),
+    "laplace-size": ("TLap replaced by an untruncated Laplace(1/eps_0), same R", lambda p: replace(p, size_noise="laplace")),
+    "small-K": ("K = ceil(K / 4) (Delta too small)", lambda p: replace(p, K=math.ceil(p.K / 4))),
+}
+
+
+def variant_evaluator(base: BlackBoxEvaluator, name: str) -> BlackBoxEvaluator:
+    if name not in VARIANTS:
+        raise InvalidParameter(f"variant must be one of {', '.join(VARIANTS)}, got {name!r}")
+    params = VARIANTS[name][1](base.params)
+    return BlackBoxEvaluator(base.config, base.f, params=params, depth_method=base.depth_method)
+
+
+def evaluator_target(ev: BlackBoxEvaluator, *, name: str = "blackbox") -> CallableFiniteTarget:
+    """Algorithm 4 as a finite-output target (input {"dataset": [...]}, codes = points of Y~)."""
+
+    def fn(inp, n, seed):
+        if not isinstance(inp, dict) or not isinstance(inp.get("dataset"), list):
+            raise InvalidParameter("input must be an object {\"dataset\": [...]}")
+        S = [tuple(r) if isinstance(r, list) else r for r in inp["dataset"]]
+        idx = ev.sample(S, n, np.random.default_rng(seed))
+        counts = np.bincount(idx, minlength=len(ev.codes))
+        return {ev.codes[i]: int(c) for i, c in enumerate(counts) if c}
+
+    return CallableFiniteTarget(fn, name=name)
+
+
+def crossing_sizes(params: PureParameters, spread: int = 3) -> list[int]:
+    """Dataset sizes around |S| = R + K + 1 (where h = 1 becomes possible) and |S| = 2R + K + 1."""
+    lo = max(1, math.floor(params.R + params.K) - spread)
+    hi = math.ceil(2 * params.R + params.K) + spread
+    return list(range(lo, hi + 1))
+
+
+def candidate_pairs(universe: Sequence, sizes: Sequence[int], rng: np.random.Generator, *,
+                    mixed_sizes: int = 3, random_per_size: int = 1) -> list[tuple[dict, dict]]:
+    """Neighbouring pairs (S, S minus one record).
+
+    Homogeneous datasets at every size (cheap: they share sub-datasets, and they carry the largest
+    losses found for every variant), plus two-valued halves of adjacent values and random datasets at
+    the ``mixed_sizes`` central sizes; :func:`refine_pair` explores around the best ones.
+    """
+    uni = sorted(universe)
+    out, seen = [], set()
+
+    def add(S: list):
+        for i in sorted(range(len(S)), key=lambda i: S[i]):
+            T = S[:i] + S[i + 1:]
+            key = (tuple(S), tuple(T))
+            if key not in seen and len(S) > 0:
+                seen.add(key)
+                out.append(({"dataset": list(S)}, {"dataset": list(T)}))
+                break
+
+    for n in sizes:
+        for a in uni:
+            add([a] * n)
+    mid = len(sizes) // 2
+    lo = max(0, mid - mixed_sizes // 2)
+    for n in list(sizes)[lo: lo + mixed_sizes]:
+        for a, b in zip(uni, uni[1:]):
+            add(sorted([a] * (n // 2) + [b] * (n - n // 2)))
+        for _ in range(random_per_size):
+            add(sorted(rng.choice(uni, n).tolist()))
+    return out
+
+
+def refine_pair(a: dict, b: dict, rng: np.random.Generator):
+    """Nearby neighbouring pairs: one record more or fewer in both datasets, or a third of the records
+    moved to a neighbouring value."""
+    S = list(a["dataset"])
+    if not S:
+        return []
+    x = S[int(rng.integers(len(S)))]
+    out = [({"dataset": sorted(S + [x])}, {"dataset": S})]
+    if len(S) > 1:
+        out.append(({"dataset": S}, {"dataset": sorted(S[:-1])}))
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in S):
+        k = max(1, len(S) // 3)
+        shift = 1 if rng.random() < 0.5 else -1
+        moved = sorted(S[:-k] + [v + shift for v in S[-k:]])
+        out.append(({"dataset": moved}, {"dataset": moved[:-1]}))
+    return out
+
+
+def audit_evaluator(ev: BlackBoxEvaluator, universe: Sequence, *, epsilon: float | None = None,
+                    seconds: float | None = 60.0, max_samples: int | None = None, seed: int = 0,
+                    confidence: float = 0.95, sizes: Sequence[int] | None = None,
+                    pairs: Sequence | None = None, progress: bool = False) -> FiniteAudit:
+    """Audit an evaluator (in-process) for its claimed epsilon on pairs it searches itself."""
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0xB1AC]))
+    if pairs is None:
+        pairs = candidate_pairs(universe, sizes or crossing_sizes(ev.params), rng)
+    return audit_finite(evaluator_target(ev), pairs, epsilon=ev.params.epsilon if epsilon is None else epsilon,
+                        seconds=seconds, max_samples=max_samples, seed=seed, confidence=confidence,
+                        alphabet=ev.codes, refine=refine_pair, progress=progress)
+
+
+def utility_failure_probability(ev: BlackBoxEvaluator, S: Sequence, law_probabilities, lam: int) -> float:
+    """P(output not in CH(f(N_lambda(S)))) under an output law (d = 1, monotone f: the hull is
+    [min, max] of f over the sorted prefixes/suffixes with >= |S| - lambda records)."""
+    from gtm_core.blackbox.depth import evaluate_point
+
+    recs = sorted(S)
+    n = len(recs)
+    keep = max(n - lam, 0)
+    lo = min(evaluate_point(ev.f, recs[:m], 1)[0] for m in range(keep, n + 1))
+    hi = max(evaluate_point(ev.f, recs[n - m:], 1)[0] for m in range(keep, n + 1))
+    return float(sum(p for y, p in zip(ev.extended, law_probabilities) if not (lo <= y[0] <= hi)))
+
+
+def summarise_counts(counts: Counter) -> dict:
+    total = sum(counts.values())
+    return {k: v / total for k, v in sorted(counts.items())}

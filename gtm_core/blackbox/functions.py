@@ -1,0 +1,136 @@
+"""Example black-box functions (Section 6 of the black-box paper), each mapping a list of records
+into a finite domain Y by snapping to the nearest domain point (f : U* -> Y as the paper requires).
+
+* :func:`median_on` / :func:`mean_on` - 1-D, symmetric and non-decreasing in every record (the
+  monotone depth method applies).
+* :func:`slope_on` - least-squares slope of (x, y) records (a learned model parameter; not monotone).
+* :func:`tukey_center_on` - Definition 6.2 / Corollary 6.4: f_center(S) in argmax_{y in Y} TD(S, y),
+  ties broken by the sorted order of Y (an internal-style 2-D function).
+Every function accepts records as numbers, tuples, or lists of records (user-level data: a record
+may itself be a list of points, flattened as in Corollary 6.8).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Sequence
+
+import numpy as np
+
+__all__ = ["snap_1d", "median_on", "mean_on", "slope_on", "tukey_depth", "tukey_center_on", "BUILTIN"]
+
+
+def snap_1d(value: float, grid: Sequence[float]) -> float:
+    """The grid point nearest to value (ties to the lower one); non-finite values go to grid[0]."""
+    g = sorted(grid)
+    if not math.isfinite(value):
+        return g[0]
+    i = int(np.searchsorted(g, value))
+    if i == 0:
+        return g[0]
+    if i >= len(g):
+        return g[-1]
+    return g[i - 1] if value - g[i - 1] <= g[i] - value else g[i]
+
+
+def _flat(records) -> np.ndarray:
+    rows = []
+    for r in records:
+        if isinstance(r, (list, tuple)) and r and isinstance(r[0], (list, tuple)):
+            rows.extend(r)  # a user's block of points
+        else:
+            rows.append(r)
+    return np.asarray(rows, dtype=float)
+
+
+def snapped_statistic_on(statistic: Callable, name: str, grid: Sequence[float], empty: float | None = None) -> Callable:
+    """f(T) = ``statistic`` of the (flattened) records of T snapped to the nearest grid point; f(empty) =
+    ``empty`` (default: the smallest grid point)."""
+    g = sorted(grid)
+    e = g[0] if empty is None else empty
+
+    def f(T):
+        return snap_1d(float(statistic(_flat(T))), g) if len(T) else e
+
+    f.__name__ = name
+    return f
+
+
+def median_on(grid: Sequence[float], empty: float | None = None) -> Callable:
+    """The median, snapped to the grid (symmetric and non-decreasing)."""
+    return snapped_statistic_on(np.median, "median", grid, empty)
+
+
+def mean_on(grid: Sequence[float], empty: float | None = None) -> Callable:
+    """The mean, snapped to the grid (symmetric and non-decreasing)."""
+    return snapped_statistic_on(np.mean, "mean", grid, empty)
+
+
+def slope_on(grid: Sequence[float], empty: float | None = None) -> Callable:
+    """Least-squares slope of y on x over (x, y) records (0 snapped when undefined)."""
+    g = sorted(grid)
+    e = snap_1d(0.0, g) if empty is None else empty
+
+    def f(T):
+        a = _flat(T)
+        if a.ndim != 2 or a.shape[0] < 2:
+            return e
+        x, y = a[:, 0], a[:, 1]
+        vx = float(np.var(x))
+        if vx == 0:
+            return e
+        return snap_1d(float(np.mean((x - x.mean()) * (y - y.mean())) / vx), g)
+
+    f.__name__ = "slope"
+    return f
+
+
+def tukey_depth(points: np.ndarray, y) -> int:
+    """Definition 6.2 in 2-D: min over closed half-planes H containing y of |S cap H| (multiplicity).
+
+    A half-plane through y with inner normal at angle phi holds the points whose angle (seen from y)
+    lies in [phi - pi/2, phi + pi/2]; the count only changes when phi crosses a data angle +- pi/2, so
+    the minimum is taken at the midpoints between consecutive critical angles (angular sweep with
+    sorted angles and binary search, O(N log N)). Points equal to y lie in every half-plane.
+    """
+    pts = np.asarray(points, dtype=float).reshape(-1, 2)
+    if pts.shape[0] == 0:
+        return 0
+    v = pts - np.asarray(y, dtype=float)
+    at_y = np.all(v == 0, axis=1)
+    v = v[~at_y]
+    if v.shape[0] == 0:
+        return int(at_y.sum())
+    two_pi = 2 * np.pi
+    th = np.sort(np.mod(np.arctan2(v[:, 1], v[:, 0]), two_pi))
+    crit = np.unique(np.mod(np.concatenate([th + np.pi / 2, th - np.pi / 2]), two_pi))
+    nxt = np.append(crit[1:], crit[0] + two_pi)
+    mids = (crit + nxt) / 2
+    start = np.mod(mids - np.pi / 2, two_pi)
+    th2 = np.concatenate([th, th + two_pi])
+    counts = np.searchsorted(th2, start + np.pi, side="right") - np.searchsorted(th2, start, side="left")
+    return int(counts.min() + at_y.sum())
+
+
+def tukey_center_on(grid: Sequence) -> Callable:
+    """f_center(S) = the first point of the (sorted) grid with maximal Tukey depth in flat(S)."""
+    g = sorted(tuple(map(float, p)) for p in grid)
+
+    def f(T):
+        if not len(T):
+            return g[0]
+        pts = _flat(T)
+        depths = [tukey_depth(pts, y) for y in g]
+        return g[int(np.argmax(depths))]
+
+    f.__name__ = "tukey-center"
+    return f
+
+
+#: name -> (factory(grid), output dimension, monotone?)
+BUILTIN = {
+    "median": (median_on, 1, True),
+    "mean": (mean_on, 1, True),
+    "slope": (slope_on, 1, False),
+    "tukey-center": (tukey_center_on, 2, False),
+}

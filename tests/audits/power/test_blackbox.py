@@ -1,0 +1,71 @@
+"""The black-box evaluator's audit through finite-output targets: the correct evaluator is not flagged,
+a privacy-breaking variant is (power companion); the full power suite and the >= 100-audit calibration
+are the slow tests (and benchmarks/bench_blackbox_power.py). Confidence 0.999 in the default tests
+(false alarm <= 1e-3 per seeded test)."""
+
+import statistics
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from audits.power.blackbox import (VARIANTS, audit_evaluator, candidate_pairs, crossing_sizes, evaluator_target,
+                             variant_evaluator)
+from audits.statistics import cp_interval
+from gtm_core.blackbox import BlackBoxEvaluator, EvaluatorConfig
+from gtm_core.blackbox.exact import search_loss
+from gtm_core.errors import InvalidParameter
+
+
+def median_grid(T):
+    return min(4, max(0, round(statistics.median(T)))) if T else 0
+
+
+@pytest.fixture(scope="module")
+def base():
+    return BlackBoxEvaluator(EvaluatorConfig(2.0, 0.1, tuple([x] for x in range(5))), median_grid,
+                             depth_method="monotone")
+
+
+def test_target_protocol_shape(base):
+    t = evaluator_target(base)
+    c = t.sample({"dataset": [1] * 26}, 1000, 0)
+    assert sum(c.values()) == 1000 and set(c) <= set(base.codes)
+    with pytest.raises(InvalidParameter):
+        t.sample([1, 2], 10, 0)
+
+
+def test_candidate_pairs_are_neighbours(base):
+    pairs = candidate_pairs(range(5), crossing_sizes(base.params), np.random.default_rng(0))
+    assert len(pairs) > 50
+    for a, b in pairs:
+        diff = Counter(a["dataset"]) - Counter(b["dataset"])
+        assert sum(diff.values()) == 1 and not (Counter(b["dataset"]) - Counter(a["dataset"]))
+
+
+def test_correct_not_flagged_and_no_size_noise_flagged(base):
+    ok = audit_evaluator(base, range(5), seconds=None, max_samples=600_000, seed=0, confidence=0.999)
+    assert ok.verdict == "no-violation-found"
+    bad = audit_evaluator(variant_evaluator(base, "no-size-noise"), range(5), seconds=None, max_samples=600_000,
+                          seed=0, confidence=0.999)
+    assert bad.violation and bad.epsilon_lower_bound > 2.2
+
+
+@pytest.mark.slow
+def test_power_suite_and_calibration(base):
+    """Every variant whose exact loss exceeds 1.1 eps (P >= 1e-3) is flagged within 60 s; the variants that
+    keep pure DP and the correct evaluator are not; 100 seeded audits of the correct evaluator give a
+    false-alarm rate <= alpha = 0.05 (its 95% Clopper-Pearson interval is reported by the benchmark)."""
+    data = [tuple([a] * n) for n in crossing_sizes(base.params) for a in range(5)]
+    for name in VARIANTS:
+        ev = variant_evaluator(base, name)
+        exact = search_loss(ev, data, min_probability=1e-3).best
+        res = audit_evaluator(ev, range(5), seconds=60, seed=0)
+        if exact.loss_lower >= 1.1 * 2.0:
+            assert res.violation, name
+        if exact.certified_at_most(2.0):
+            assert not res.violation, name
+    alarms = sum(audit_evaluator(base, range(5), seconds=None, max_samples=300_000, seed=1000 + s).violation
+                 for s in range(100))
+    lo, hi = cp_interval(alarms, 100, 0.05)
+    assert alarms / 100 <= 0.05 or lo <= 0.05
