@@ -2,6 +2,7 @@
 
     gtm audit --target "python -m audits.serve examples/default.toml" --epsilon 1 --eps-t 0.1 \
         [--seconds 60] [--seed 0] [--confidence 0.95] [--json out.json] [--report out.md]
+        [--workers N | --scheduler tcp://host:8786]       (sampling on Dask: docs/distributed.md)
     gtm audit --target "..." --config examples/default.toml      (epsilon and eps_t from the configuration)
 
 With ``--config`` the claimed epsilon (for theorem23: the largest claimed halting loss up to the
@@ -22,7 +23,8 @@ import click
 from gtm_core import GTMConfig
 from gtm_core.errors import InvalidParameter
 
-from .common import EXIT_CHECK_FAILED, EXIT_OK, UsageFailure, check_writable, guard, parse_float_list, write_json
+from .common import (EXIT_CHECK_FAILED, EXIT_OK, UsageFailure, check_writable, execution_options, guard,
+                     make_executor, parse_float_list, write_json)
 
 
 @click.command("audit")
@@ -41,9 +43,10 @@ from .common import EXIT_CHECK_FAILED, EXIT_OK, UsageFailure, check_writable, gu
 @click.option("--json", "json_path", default=None, help="write the result as JSON")
 @click.option("--report", "report_path", default=None, help="write a Markdown report (+ PNG plot next to it)")
 @click.option("--quiet", is_flag=True, help="no progress bar")
+@execution_options
 @guard
 def command(target_cmd, epsilon, eps_t, config_path, seconds, seed, confidence, max_samples, max_T, timeout,
-            json_path, report_path, quiet):
+            json_path, report_path, quiet, workers, scheduler):
     """Audit a GTM deployment: lower bound on its privacy loss and a verdict."""
     from ..auditor import audit, audit_parameters, check_eps_t
     from ..targets import SubprocessTarget
@@ -82,10 +85,15 @@ def command(target_cmd, epsilon, eps_t, config_path, seconds, seed, confidence, 
             raise UsageFailure(f"--eps-t: {exc}") from None
     if config_path is not None:
         epsilon, eps_arg = _agree_with_config(config_path, epsilon, eps_arg, audit_parameters)
-    with SubprocessTarget(target_cmd, timeout=timeout) as target:
+    with make_executor(workers, scheduler) as executor, SubprocessTarget(target_cmd, timeout=timeout) as target:
         result = audit(target, epsilon=epsilon, eps_t=eps_arg, seconds=seconds, seed=seed, max_samples=max_samples,
-                       confidence=confidence, progress=not quiet and sys.stderr.isatty(), max_T=max_T)
+                       confidence=confidence, progress=not quiet and sys.stderr.isatty(), max_T=max_T,
+                       executor=executor)
+        # reproducible from --seed when a sample budget planned the audit and the clock never cut it
+        reproducible = max_samples is not None and result.seconds < seconds
+        execution = executor.info(reproducible=reproducible)
     payload = result.to_dict()
+    payload["execution"] = execution
     write_json(json_out, payload)
     if report_out is not None:
         from ..report import write_report
