@@ -171,8 +171,9 @@ class DaskExecutor(Executor):
     kind = "dask"
 
     def __init__(self, *, workers: int | None = None, scheduler: str | None = None,
-                 connect_seconds: float = CONNECT_SECONDS):
+                 connect_seconds: float = CONNECT_SECONDS, local_runs: int = LOCAL_RUNS):
         super().__init__()
+        self.local_runs = int(local_runs)
         if (workers is None) == (scheduler is None):
             raise InvalidParameter("give exactly one of workers (a local cluster) or scheduler (an address)")
         if workers is not None and not (isinstance(workers, int) and 1 <= workers <= 1024):
@@ -186,7 +187,14 @@ class DaskExecutor(Executor):
         self.cluster = None
         self.client = None
         self.scheduler = scheduler
-        dask.config.set({"distributed.comm.timeouts.connect": f"{connect_seconds}s"})
+        # the workers' statistical profiler samples the task thread's stack every 10 ms (GIL contention):
+        # off - batches are long, numeric and the same every time
+        dask.config.set({"distributed.comm.timeouts.connect": f"{connect_seconds}s",
+                         "distributed.worker.profile.enabled": False,
+                         # Dask's MALLOC_TRIM_THRESHOLD_=65536 turns off glibc's adaptive mmap threshold, so
+                         # every numpy temporary over 128 kB is a fresh mmap (page faults on each batch)
+                         "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": 1 << 30,
+                         "distributed.nanny.pre-spawn-environ.MALLOC_MMAP_THRESHOLD_": 1 << 25})
         try:
             if workers is not None:
                 self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
@@ -213,7 +221,7 @@ class DaskExecutor(Executor):
     def _run(self, problem, requests, jobs, n_codes) -> list[BatchResult]:
         from distributed import KilledWorker
 
-        if sum(m for _, _, m in jobs) < LOCAL_RUNS:  # same batches, same seeds: same histograms
+        if sum(m for _, _, m in jobs) < self.local_runs:  # same batches, same seeds: same histograms
             return super()._run(problem, requests, jobs, n_codes)
 
         # the problem travels with each task (a few kB): a worker that dies loses nothing it holds
