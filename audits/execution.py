@@ -140,6 +140,16 @@ class Executor:
     def _run(self, problem, requests, jobs, n_codes) -> list[BatchResult]:
         return [sample_batch(problem, requests[k].inp, m, s, n_codes, requests[k].half) for k, s, m in jobs]
 
+    def map_ordered(self, fn, items: Sequence, *, deadline: float | None = None) -> list:
+        """``[fn(x) for x in items]`` in order; with ``deadline`` (``time.monotonic()``) no new item starts
+        after it and the list stops there. A whole unit of work per item (e.g. a bench cell)."""
+        out = []
+        for x in items:
+            if deadline is not None and time.monotonic() > deadline:
+                break
+            out.append(fn(x))
+        return out
+
     def info(self, *, reproducible: bool) -> dict:
         """The JSON's execution section (everything placement- or time-dependent lives here)."""
         st = self.stats
@@ -238,6 +248,33 @@ class DaskExecutor(Executor):
         finally:
             for f in futures:
                 f.release()
+
+    def map_ordered(self, fn, items: Sequence, *, deadline: float | None = None) -> list:
+        """As :meth:`Executor.map_ordered`, the items on the workers; past ``deadline`` the unfinished
+        ones are cancelled and the list stops at the first of them."""
+        from distributed import wait
+
+        futures = self.client.map(fn, list(items), pure=False)
+        try:
+            if deadline is not None:
+                wait(futures, timeout=max(deadline - time.monotonic(), 0.0), return_when="ALL_COMPLETED")
+        except TimeoutError:
+            pass
+        except (OSError,) as exc:
+            raise ClusterError(f"lost the Dask scheduler: {type(exc).__name__}: {str(exc)[:200]}") from None
+        out = []
+        try:
+            for f in futures:
+                if deadline is not None and not f.done():
+                    break
+                out.append(f.result())
+        except GTMError:
+            raise
+        except OSError as exc:
+            raise ClusterError(f"lost the Dask scheduler: {type(exc).__name__}: {str(exc)[:200]}") from None
+        finally:
+            self.client.cancel(futures)
+        return out
 
     def info(self, *, reproducible: bool) -> dict:
         d = super().info(reproducible=reproducible)
