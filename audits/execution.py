@@ -21,6 +21,7 @@ a scheduler that cannot be reached (within :data:`CONNECT_SECONDS`) or is lost r
 from __future__ import annotations
 
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -69,15 +70,16 @@ class BatchResult:
     runs: int
     seconds: float
     worker: str
+    cpu_seconds: float = 0.0  # CPU time of the process that ran it (its other threads included)
 
 
 def sample_batch(problem, inp, n: int, seed: int, n_codes: int, half: bool, worker: str = "in-process") -> BatchResult:
     """One batch: ``problem.sample_codes(inp, n, seed)`` reduced to histograms (the unit of work)."""
-    t0 = time.monotonic()
+    t0, c0 = time.monotonic(), time.process_time()
     codes = problem.sample_codes(inp, int(n), int(seed))
     h = codes_histogram(codes, n_codes)
     h1 = codes_histogram(codes[1::2], n_codes) if half else None
-    return BatchResult(h, h1, int(n), time.monotonic() - t0, worker)
+    return BatchResult(h, h1, int(n), time.monotonic() - t0, worker, time.process_time() - c0)
 
 
 def worker_sample_batch(problem, inp, n: int, seed: int, n_codes: int, half: bool) -> BatchResult:
@@ -108,10 +110,11 @@ class ExecutionStats:
     def add(self, r: BatchResult) -> None:
         self.batches += 1
         self.runs += r.runs
-        w = self.per_worker.setdefault(r.worker, {"batches": 0, "runs": 0, "seconds": 0.0})
+        w = self.per_worker.setdefault(r.worker, {"batches": 0, "runs": 0, "seconds": 0.0, "cpu_seconds": 0.0})
         w["batches"] += 1
         w["runs"] += r.runs
         w["seconds"] += r.seconds
+        w["cpu_seconds"] += r.cpu_seconds
 
 
 class Executor:
@@ -154,7 +157,8 @@ class Executor:
         """The JSON's execution section (everything placement- or time-dependent lives here)."""
         st = self.stats
         per_worker = {w: {"batches": int(v["batches"]), "runs": int(v["runs"]),
-                          "runs_per_second": (v["runs"] / v["seconds"]) if v["seconds"] > 0 else None}
+                          "runs_per_second": (v["runs"] / v["seconds"]) if v["seconds"] > 0 else None,
+                          "runs_per_cpu_second": (v["runs"] / v["cpu_seconds"]) if v["cpu_seconds"] > 0 else None}
                       for w, v in sorted(st.per_worker.items())}
         return {"kind": self.kind, "workers": self.workers, "batch_runs": BATCH_RUNS, "batches": st.batches,
                 "runs": st.runs, "seconds": st.wall_seconds,
@@ -302,10 +306,10 @@ class DaskExecutor(Executor):
 
 
 def close_worker_targets_now() -> int:
-    """Close this worker's cached subprocess targets (run on every worker at shutdown)."""
-    from .targets import close_worker_targets
-
-    return close_worker_targets()
+    """Close this worker's cached subprocess targets (run on every worker at shutdown). A worker that
+    never loaded :mod:`audits.targets` has none (looked up, not imported: targets imports this module)."""
+    targets = sys.modules.get("audits.targets")
+    return targets.close_worker_targets() if targets is not None else 0
 
 
 @dataclass(frozen=True)

@@ -84,7 +84,9 @@ def main(argv=None) -> int:
     load_before = machine_info().get("loadavg")
 
     _, _, _ = final_phase(InProcess(), problem, a, b, min(samples, 2 * 10**6), n_codes)  # warm-up
-    t_in, ha, hb = final_phase(InProcess(), problem, a, b, samples, n_codes)
+    here = InProcess()
+    t_in, ha, hb = final_phase(here, problem, a, b, samples, n_codes)
+    cpu_rate_in = here.info(reproducible=True)["per_worker"]["in-process"]["runs_per_cpu_second"]
     print(f"in-process: {samples:.3g} runs in {t_in:.2f} s ({samples / t_in:,.0f} runs/s)", file=sys.stderr)
 
     t0 = time.monotonic()
@@ -111,6 +113,12 @@ def main(argv=None) -> int:
     # Dask pays off from N runs with startup + N / rate_dk < N / rate_in (batch overheads are inside rate_dk)
     gain = 1 / rate_in - 1 / rate_dk
     break_even = startup / gain if gain > 0 else math.inf
+    # the machine is shared: CPU seconds show what the workers would do on cores of their own
+    cpu_rates = [v["runs_per_cpu_second"] for v in info["per_worker"].values() if v["runs_per_cpu_second"]]
+    cpu_rate_worker = float(np.median(cpu_rates)) if cpu_rates else None
+    batches = samples / BATCH_RUNS
+    t_in_free = samples / cpu_rate_in
+    t_dk_free = (samples / args.workers / cpu_rate_worker + batches / args.workers * overhead) if cpu_rate_worker else None
     needed = float(limits["runs_per_side_needed_at_best_witness"])
     # an audit with --max-samples S gives the final phase (1 - 0.4 - 0.15) S, half per input (less 5 sd)
     max_samples_needed = 2 * needed / 0.45
@@ -126,6 +134,11 @@ def main(argv=None) -> int:
                  "shutdown_seconds": shutdown, "execution": info},
         "speed_up": t_in / t_dk,
         "batch_overhead_seconds": overhead,
+        "cpu": {"in_process_runs_per_cpu_second": cpu_rate_in, "worker_runs_per_cpu_second": cpu_rate_worker,
+                "projected_speed_up_on_free_cores": (t_in_free / t_dk_free) if t_dk_free else None,
+                "label": "PROJECTION, not a measured wall-clock speed-up: runs per CPU-second of each process "
+                         "(worker threads included) with the measured per-batch round trip added, i.e. what "
+                         "the same code gives when each worker has a core to itself"},
         "batch_runs": BATCH_RUNS,
         "break_even_runs": break_even,
         "identical_histograms": True,
