@@ -358,7 +358,7 @@ def validate(problem, book: SampleBook, settings: AuditSettings, selection: Sele
         else:
             nv = int(settings.validation_share * settings.max_samples / len(top) / 2)
         nv = max(settings.n0, nv)
-        ha_v, hb_v = book.draw(a, nv, ev.n_codes), book.draw(b, nv, ev.n_codes)
+        ha_v, hb_v = book.draw_many([(a, nv), (b, nv)], ev.n_codes)
         for name, row in sc.alternatives or ((sc.event, sc.membership),):
             ka_v, kb_v = int(ha_v[row].sum()), int(hb_v[row].sum())
             v = float(projected_conditional_bound(ka_v, nv, kb_v, nv, book.final_n(a, b), settings.alpha, z=1.0))
@@ -389,8 +389,9 @@ def estimate(problem, book: SampleBook, settings: AuditSettings, witness: Scored
         m = min(chunk, n_final - M)
         ma, mb = int(counts_rng.poisson(m)), int(counts_rng.poisson(m))
         t0 = time.monotonic()
-        ha += book.draw(a, ma, ev.n_codes)
-        hb += book.draw(b, mb, ev.n_codes)
+        da, db = book.draw_many([(a, ma), (b, mb)], ev.n_codes)  # both inputs at once (parallel on workers)
+        ha += da
+        hb += db
         final_secs += time.monotonic() - t0
         M += m
         na += ma
@@ -427,6 +428,7 @@ def run_audit(
     validation_share: float = 0.15,
     n0: int = 1000,
     target_name: str = "target",
+    executor=None,
 ) -> AuditResult:
     """Generic audit (see the module docstring): :func:`select`, :func:`validate`, :func:`estimate`,
     then the conditional test on the pre-registered witness."""
@@ -445,7 +447,7 @@ def run_audit(
                              validation_share=validation_share,
                              n0=int(problem.initial_samples or n0))
     clock = Clock(seconds)
-    book = SampleBook(problem, settings, clock, Seeds(seed))
+    book = SampleBook(problem, settings, clock, Seeds(seed), executor)
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0xA0D17]))
     bar = ProgressBar(progress, seconds if seconds is not None else float(max_samples))
 
@@ -521,6 +523,7 @@ def audit(
     oracle_plan=None,
     oracle_seconds: float | None = None,
     extra_candidates: Sequence = (),
+    executor=None,
 ) -> AuditResult:
     """Audit a GTM deployment for a claimed epsilon, given its inputs' privacy eps_t.
 
@@ -554,6 +557,8 @@ def audit(
             budget).
         oracle_seconds: time given to that search.
         extra_candidates: additional candidate stream pairs to consider first.
+        executor: where the runs are computed (:mod:`audits.execution`; default in-process) - the
+            result does not depend on it.
 
     Returns:
         AuditResult: ``verdict``, ``epsilon_claimed``, ``epsilon_lower_bound``, ``confidence``,
@@ -582,7 +587,7 @@ def audit(
     problem = GTMProblem(target, eps_t, max_T=max_T, oracle_plan=oracle_plan, oracle_seconds=oracle_seconds,
                          extra_candidates=extra_candidates)
     return run_audit(problem, epsilon=epsilon, seconds=seconds, max_samples=max_samples, seed=seed,
-                     confidence=confidence, progress=progress, target_name=target.describe())
+                     confidence=confidence, progress=progress, target_name=target.describe(), executor=executor)
 
 
 def check_eps_t(eps_t):

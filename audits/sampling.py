@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .events import codes_histogram
+from .execution import Executor, InProcess, Request
 
 
 @dataclass(frozen=True)
@@ -91,10 +91,15 @@ class ProgressBar:
 
 class SampleBook:
     """Every run of the audit goes through here: seeded requests, run and time accounting, and the
-    selection phase's accumulated histograms (all samples, and the odd-numbered ones for a hold-out)."""
+    selection phase's accumulated histograms (all samples, and the odd-numbered ones for a hold-out).
 
-    def __init__(self, problem, settings: AuditSettings, clock: Clock, seeds: Seeds):
+    The runs themselves are computed by ``executor`` (:mod:`audits.execution`: in-process by default,
+    or Dask workers), in fixed-size batches seeded from (request seed, batch index) - the same
+    histograms wherever they ran."""
+
+    def __init__(self, problem, settings: AuditSettings, clock: Clock, seeds: Seeds, executor: Executor | None = None):
         self.problem, self.settings, self.clock, self.seeds = problem, settings, clock, seeds
+        self.executor = executor if executor is not None else InProcess()
         self.hist: dict[Any, np.ndarray] = {}
         self.half: dict[Any, np.ndarray] = {}  # histogram of the odd-numbered selection samples
         self.nsel: dict[Any, int] = {}
@@ -113,24 +118,31 @@ class SampleBook:
     def progress_done(self) -> float:
         return self.budget_used() * self.settings.progress_total
 
-    def draw_codes(self, inp, n: int) -> np.ndarray:
-        """n fresh outputs (codes) of input ``inp``, with the next request seed."""
+    def histograms(self, wanted: list[tuple[Any, int]], n_codes: int, *, half: bool = False) -> list:
+        """(histogram, odd-numbered runs' histogram or None) of n fresh outputs of each (inp, n) in
+        ``wanted``; requests take the next seeds in order and run together (in parallel on workers)."""
         t0 = time.monotonic()
-        codes = self.problem.sample_codes(inp, n, self.seeds.next())
-        self.secs[inp] = self.secs.get(inp, 0.0) + time.monotonic() - t0
-        self.samples += int(n)
-        return codes
+        reqs = [Request(inp, int(n), self.seeds.next(), half) for inp, n in wanted]
+        out = self.executor.histograms(self.problem, reqs, n_codes)
+        spent, total = time.monotonic() - t0, sum(r.n for r in reqs)
+        for r in reqs:
+            self.secs[r.inp] = self.secs.get(r.inp, 0.0) + spent * (r.n / total if total else 1.0 / len(reqs))
+            self.samples += r.n
+        return out
 
     def draw(self, inp, n: int, n_codes: int) -> np.ndarray:
         """Histogram of n fresh outputs of ``inp`` (not added to the selection histograms)."""
-        return codes_histogram(self.draw_codes(inp, n), n_codes)
+        return self.histograms([(inp, n)], n_codes)[0][0]
+
+    def draw_many(self, wanted: list[tuple[Any, int]], n_codes: int) -> list[np.ndarray]:
+        """Histograms of n fresh outputs of each (inp, n) in ``wanted``, in parallel when the executor can."""
+        return [h for h, _ in self.histograms(wanted, n_codes)]
 
     def ensure(self, inp, n: int, n_codes: int) -> None:
         """Top up the selection histograms of ``inp`` to n runs."""
         have = self.nsel.get(inp, 0)
         if have < n:
-            codes = self.draw_codes(inp, n - have)
-            h, h1 = codes_histogram(codes, n_codes), codes_histogram(codes[1::2], n_codes)
+            [(h, h1)] = self.histograms([(inp, n - have)], n_codes, half=True)
             self.hist[inp] = h if inp not in self.hist else self.hist[inp] + h
             self.half[inp] = h1 if inp not in self.half else self.half[inp] + h1
             self.nsel[inp] = n

@@ -19,6 +19,7 @@ Every answer goes through :func:`validate_sample`.
 
 from __future__ import annotations
 
+import atexit
 import json
 import time
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from gtm_core.processes import ProcessClosed, ProcessGroup, ProcessTimeout, reso
 from gtm_core.planners import Plan
 from gtm_core.validation import check_nonnegative_int, check_seconds, check_stream
 
+from .execution import batch_seed
 from .power.broken import CORRECT, Implementation, simulate_deployment
 
 
@@ -327,8 +329,7 @@ class SubprocessTarget(JsonLinesSubprocess, Target):
         while done < n or (n == 0 and part == 0):
             m = min(self.max_batch, n - done)
             # each batch gets its own seed, derived deterministically from (seed, batch index)
-            batch_seed = int(seed) if part == 0 else int(np.random.SeedSequence([int(seed), part]).generate_state(1)[0])
-            req = {"p": [float(x) for x in arr], "n": int(m), "seed": batch_seed}
+            req = {"p": [float(x) for x in arr], "n": int(m), "seed": batch_seed(seed, part)}
             if evaluations:
                 req["evaluations"] = True
             resp = self.request(req)
@@ -349,3 +350,35 @@ class SubprocessTarget(JsonLinesSubprocess, Target):
                 break
         halt = np.concatenate(halts) if halts else np.zeros(0, dtype=np.int64)
         return TargetSample(halt, np.concatenate(evs) if evaluations else None)
+
+    def __reduce__(self):
+        # shipped to a Dask worker as its command line and timeouts only (no process, no environment):
+        # the worker starts it once and reuses it (:func:`worker_subprocess_target`)
+        return (worker_subprocess_target, (self.command_spec.text, self.timeout, self.max_batch, self.startup_timeout))
+
+
+WORKER_TARGETS: dict[tuple, SubprocessTarget] = {}  # this process's subprocess targets, by command and timeouts
+
+
+def worker_subprocess_target(command: str, timeout: float, max_batch: int, startup_timeout: float) -> SubprocessTarget:
+    """The subprocess target for ``command`` in this (worker) process: started on first use, then reused
+    for every batch; one that failed is replaced. Closed by :func:`close_worker_targets`."""
+    key = (command, float(timeout), int(max_batch), float(startup_timeout))
+    t = WORKER_TARGETS.get(key)
+    if t is None or t.process_group_id() is None:
+        if not WORKER_TARGETS:
+            atexit.register(close_worker_targets)  # a worker that exits ends its targets (its supervisor would too)
+        t = SubprocessTarget(command, timeout=timeout, max_batch=max_batch, startup_timeout=startup_timeout)
+        WORKER_TARGETS[key] = t
+    return t
+
+
+def close_worker_targets() -> int:
+    """Close every subprocess target this process started for workers; returns how many."""
+    n = 0
+    while WORKER_TARGETS:
+        _, t = WORKER_TARGETS.popitem()
+        t.close()
+        n += 1
+    return n
+

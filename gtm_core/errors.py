@@ -43,6 +43,10 @@ class TargetError(GTMError):
     """An audited target crashed, timed out or answered something malformed."""
 
 
+class ClusterError(GTMError):
+    """A compute cluster (a Dask scheduler or its workers) could not be reached, or was lost mid-run."""
+
+
 class CheckFailed(GTMError):
     """A verification (proof, certificate, audit) did not pass."""
 

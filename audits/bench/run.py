@@ -347,28 +347,49 @@ def grid_cells(grid: dict) -> list[tuple]:
     return [(e, r, ps, T) for e in grid["epsilon"] for r in grid["ratio"] for ps in grid["p_star"] for T in grid["T"]]
 
 
-def run_grid(grid: dict, settings: BenchSettings, *, seconds: float | None = None, progress=None) -> dict:
+def run_grid(grid: dict, settings: BenchSettings, *, seconds: float | None = None, progress=None,
+             executor=None) -> dict:
+    """Every cell of ``grid``; cell i draws from its own stream SeedSequence([seed, i]), so the result
+    does not depend on where cells run (``executor``: :mod:`audits.execution`, default in-process) nor
+    in which order. ``seconds``: start no new cell after that many seconds."""
+    from ..execution import InProcess
+
     cells = grid_cells(grid)
-    rng = np.random.default_rng(settings.seed)
-    out, t0, stopped = [], time.perf_counter(), False
-    for i, (e, r, ps, T) in enumerate(cells, start=1):
-        if seconds is not None and time.perf_counter() - t0 > seconds:
-            stopped = True
-            break
-        try:
-            cell = run_cell(e, r, ps, T, settings, rng)
-        except Exception as exc:  # broad-except: one failing cell must not lose a long run; reported, exit 1
-            cell = {"epsilon": e, "ratio": r, "eps_1": e * r, "beta": settings.beta, "p_star": ps, "T": T,
-                    "error": f"{type(exc).__name__}: {exc}".splitlines()[0], "rows": [], "seconds": 0.0}
-        out.append(cell)
+    executor = executor if executor is not None else InProcess()
+    t0 = time.perf_counter()
+    deadline = None if seconds is None else time.monotonic() + seconds
+    jobs = [(i, cell, settings) for i, cell in enumerate(cells)]
+    done = 0
+
+    def report(cell):
+        nonlocal done
+        done += 1
         if progress:
-            progress(i, len(cells), cell)
+            progress(done, len(cells), cell)
+        return cell
+
+    if executor.kind == "in-process":
+        out = executor.map_ordered(lambda job: report(grid_cell(job)), jobs, deadline=deadline)
+    else:
+        out = [report(c) for c in executor.map_ordered(grid_cell, jobs, deadline=deadline)]
+    stopped = len(out) < len(cells)
     result = {"grid": grid, "settings": settings.__dict__, "cells": out,
               "complete": not stopped, "cells_total": len(cells), "seconds": time.perf_counter() - t0,
               "gtm_variants": gtm_variants(settings)}
     result["errors"] = [{"cell": cell_key(c), "error": c["error"]} for c in out if "error" in c]
     result["checks"] = checks(result)
     return result
+
+
+def grid_cell(job) -> dict:
+    """Cell ``i`` of a grid with its own random stream (a failing cell is reported, not raised)."""
+    i, (e, r, ps, T), settings = job
+    rng = np.random.default_rng(np.random.SeedSequence([int(settings.seed), int(i)]))
+    try:
+        return run_cell(e, r, ps, T, settings, rng)
+    except Exception as exc:  # broad-except: one failing cell must not lose a long run; reported, exit 1
+        return {"epsilon": e, "ratio": r, "eps_1": e * r, "beta": settings.beta, "p_star": ps, "T": T,
+                "error": f"{type(exc).__name__}: {exc}".splitlines()[0], "rows": [], "seconds": 0.0}
 
 
 def row_of(cell, name):

@@ -2,6 +2,7 @@
 
     gtm audit --target "python -m audits.serve examples/default.toml" --epsilon 1 --eps-t 0.1 \\
         [--seconds 60] [--seed 0] [--confidence 0.95] [--json out.json] [--report out.html]
+        [--workers N | --scheduler tcp://host:8786]       (sampling on Dask: docs/distributed.md)
     gtm audit --target "..." --config examples/default.toml      (epsilon and eps_t from the configuration)
 
 With ``--config`` the claimed epsilon (for theorem23: the largest claimed halting loss up to the
@@ -23,7 +24,8 @@ from gtm_core import GTMConfig
 from gtm_core.errors import InvalidParameter
 from gtm_core.files import write_atomic
 
-from .common import EXIT_CHECK_FAILED, EXIT_OK, UsageFailure, check_writable, guard, parse_float_list, write_json
+from .common import (EXIT_CHECK_FAILED, EXIT_OK, UsageFailure, check_writable, execution_options, guard,
+                     make_executor, parse_float_list, write_json)
 
 
 DEFAULT_MAX_T = 50
@@ -51,9 +53,10 @@ WEAK_SAMPLES = 1_000_000  # fewer runs than this: the bound is far from what the
 @click.option("--report", "report_path", default=None,
               help="write a readable report: PATH.html (one self-contained page) or PATH.md (Markdown), plot embedded")
 @click.option("--quiet", "--no-progress", "quiet", is_flag=True, help="no progress bar on stderr")
+@execution_options
 @guard
 def command(target_cmd, epsilon, eps_t, config_path, seconds, seed, confidence, max_samples, max_T, timeout,
-            json_path, report_path, quiet):
+            json_path, report_path, quiet, workers, scheduler):
     """Audit a GTM deployment: lower bound on its privacy loss and a verdict."""
     from ..auditor import audit, audit_parameters, check_eps_t
     from ..report import render_report, report_format
@@ -99,11 +102,17 @@ def command(target_cmd, epsilon, eps_t, config_path, seconds, seed, confidence, 
     if config_path is not None:
         epsilon, eps_arg = _agree_with_config(config_path, epsilon, eps_arg, audit_parameters)
     max_T = _stream_limit(max_T, eps_arg)
-    with SubprocessTarget(target_cmd, timeout=timeout) as target:
+    with make_executor(workers, scheduler) as executor, SubprocessTarget(target_cmd, timeout=timeout) as target:
         result = audit(target, epsilon=epsilon, eps_t=eps_arg, seconds=seconds, seed=seed, max_samples=max_samples,
-                       confidence=confidence, progress=not quiet and sys.stderr.isatty(), max_T=max_T)
+                       confidence=confidence, progress=not quiet and sys.stderr.isatty(), max_T=max_T,
+                       executor=executor)
+        # reproducible from --seed when a sample budget planned the audit and the clock never cut it
+        reproducible = max_samples is not None and result.seconds < seconds
+        execution = executor.info(reproducible=reproducible)
     report_text = render_report(result, report_fmt) if report_out is not None else None  # before any file
-    write_json(json_out, result.to_dict())
+    payload = result.to_dict()
+    payload["execution"] = execution
+    write_json(json_out, payload)
     if report_out is not None:
         write_atomic(report_out, report_text)
     w = result.witness

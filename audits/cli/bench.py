@@ -4,7 +4,9 @@ Writes DIR/bench.md (readable report), DIR/bench.json and the plots DIR/pbar_vs_
 DIR/evaluations_vs_T.png (median eps, eps1/eps slice; log scales). Progress goes to stderr.
 The full grid (81 cells) is the default; --quick runs the median slice (eps = 1, eps1/eps = 0.1,
 p* in {0.1, 0.5, 0.9}, T in {10, 100, 1000}) with fewer samples. --seconds stops starting new
-cells once the budget is spent (the report says so). Exit 0 when the run completed; the done-when
+cells once the budget is spent (the report says so). --workers N / --scheduler ADDRESS run the cells on
+Dask (docs/distributed.md); every cell has its own random stream (seed, cell index), so bench.json is
+the same wherever the cells ran, apart from timings and its "execution" section. Exit 0 when the run completed; the done-when
 checks are reported, not enforced (a benchmark measures, it does not fail).
 """
 
@@ -18,7 +20,8 @@ import click
 from gtm_core.files import write_atomic
 
 from ..bench import FULL_GRID, QUICK_GRID, BenchSettings, bench_markdown, run_grid, write_plots
-from .common import EXIT_CHECK_FAILED, UsageFailure, check_writable, guard, parse_float_list, parse_int_list, write_json
+from .common import (EXIT_CHECK_FAILED, UsageFailure, check_writable, execution_options, guard, make_executor,
+                     parse_float_list, parse_int_list, write_json)
 
 
 @click.command()
@@ -37,8 +40,10 @@ from .common import EXIT_CHECK_FAILED, UsageFailure, check_writable, guard, pars
                    "[default: 10; 0 with --quick, where ~15 s per exact bisection would break the 2-minute budget]")
 @click.option("--no-plots", is_flag=True, help="skip the PNG plots")
 @click.option("--quiet", "--no-progress", "quiet", is_flag=True, help="no progress messages on stderr")
+@execution_options
 @guard
-def command(quick, out_dir, json_path, seconds, epsilon, ratio, p_star, horizons, seed, exact_max_t, no_plots, quiet):
+def command(quick, out_dir, json_path, seconds, epsilon, ratio, p_star, horizons, seed, exact_max_t, no_plots, quiet,
+            workers, scheduler):
     """Side-by-side accuracy / sample-complexity table of GTM and its peers (Table 1 of the paper)."""
     json_out = check_writable(json_path)
     out = Path(out_dir)
@@ -70,7 +75,10 @@ def command(quick, out_dir, json_path, seconds, epsilon, ratio, p_star, horizons
         click.echo(f"[{i}/{n}] eps={cell['epsilon']:g} eps1/eps={cell['ratio']:g} p*={cell['p_star']:g} "
                    f"T={cell['T']}: {cell['seconds']:.1f} s (total {time.perf_counter() - t0:.0f} s)", err=True)
 
-    result = run_grid(grid, settings, seconds=seconds, progress=progress)
+    with make_executor(workers, scheduler) as executor:
+        result = run_grid(grid, settings, seconds=seconds, progress=progress, executor=executor)
+        # cells are whole units of work; reproducible from --seed unless --seconds cut the grid short
+        result["execution"] = {**executor.info(reproducible=result["complete"]), "cells": len(result["cells"])}
     result["mode"] = "quick" if quick else "full"
     report = bench_markdown(result)
     plots = [] if no_plots else write_plots(result, out)

@@ -127,3 +127,23 @@ def _parse_list(text: str, option: str, kind, noun: str) -> list:
 
 def stderr_is_tty() -> bool:
     return sys.stderr.isatty()
+
+
+def execution_options(fn):
+    """``--workers N`` / ``--scheduler ADDRESS``: run the heavy sampling on Dask (docs/distributed.md)."""
+    fn = click.option("--scheduler", default=None,
+                      help="address of a running Dask scheduler (tcp://host:8786) to run the sampling on")(fn)
+    fn = click.option("--workers", type=int, default=None,
+                      help="run the sampling on a local Dask cluster of N worker processes (started and stopped here)")(fn)
+    return fn
+
+
+def make_executor(workers: int | None, scheduler: str | None):
+    """The executor the flags ask for (in-process without them); bad flags exit 2 before any work."""
+    from audits.execution import ExecutionSettings, make_executor as build
+
+    try:
+        settings = ExecutionSettings(workers=workers, scheduler=scheduler)
+    except GTMError as exc:
+        raise UsageFailure(_one_line(exc)) from None
+    return build(settings)

@@ -82,7 +82,8 @@ def test_library_does_not_import_the_cli():
 
 def test_no_feature_checks_for_modules_of_the_wheel():
     bad = [f"{_rel(p)}:{line}" for p in _modules() for line in feature_checks(p.read_text())
-           if _rel(p) != "audits/integrations/opendp.py"]  # opendp is an optional extra ([opendp])
+           if _rel(p) not in ("audits/integrations/opendp.py",  # opendp is an optional extra ([opendp])
+                              "audits/execution.py")]  # so is Dask ([dask]): ClusterError when missing
     assert not bad, bad
 
 

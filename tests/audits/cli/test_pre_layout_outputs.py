@@ -44,6 +44,7 @@ def _gtm(*args, timeout=900):
 def _without_seconds(doc: dict) -> dict:
     doc = dict(doc)
     doc.pop("seconds")
+    doc.pop("execution", None)  # where and how fast it ran (issue 19): placement and timing only
     return doc
 
 

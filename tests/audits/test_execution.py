@@ -1,0 +1,145 @@
+"""The execution layer: placement-independent batches, Dask workers, faults (issue 19).
+
+The cluster tests start a local Dask cluster of worker *processes*. ``local_runs=0`` sends every
+request to the workers (by default small selection requests stay in the client).
+"""
+
+import json
+import os
+import signal
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from audits.auditor import GTMProblem, audit
+from audits.execution import (BATCH_RUNS, DaskExecutor, ExecutionSettings, InProcess, Request, batch_seed,
+                              batch_sizes, make_executor)
+from audits.targets import CallableTarget, SimulatorTarget, SubprocessTarget
+from gtm_core import GTMConfig, make_plan
+from gtm_core.errors import ClusterError, InvalidParameter, TargetError
+
+pytest.importorskip("distributed")
+
+SERVE = f"{sys.executable} -m audits.serve examples/default.toml"
+KW = dict(epsilon=1.0, eps_t=0.1, seconds=None, seed=3, progress=False, max_T=10)
+
+
+@pytest.fixture(scope="module")
+def plan():
+    return make_plan(GTMConfig.load("examples/default.toml"))
+
+
+def audit_json(target, executor, max_samples=400_000) -> str:
+    d = audit(target, executor=executor, max_samples=max_samples, **KW).to_dict()
+    d.pop("seconds")
+    return json.dumps(d, sort_keys=True)
+
+
+# -- batches --------------------------------------------------------------------------------------
+
+def test_batches_depend_only_on_seed_and_index():
+    assert batch_seed(5, 0) == 5
+    assert batch_seed(5, 1) == batch_seed(5, 1) != batch_seed(6, 1)
+    assert batch_sizes(0) == [0] and batch_sizes(3) == [3]
+    assert batch_sizes(2 * BATCH_RUNS + 1) == [BATCH_RUNS, BATCH_RUNS, 1] and BATCH_RUNS % 2 == 0
+
+
+def test_a_request_is_the_sum_of_its_batches(plan):
+    problem = GTMProblem(SimulatorTarget(plan), 0.1)
+    a = (0.3, 0.2)
+    n = BATCH_RUNS + 10
+    [(h, h1)] = InProcess().histograms(problem, [Request(a, n, 11, half=True)], 3)
+    c0, c1 = problem.sample_codes(a, BATCH_RUNS, batch_seed(11, 0)), problem.sample_codes(a, 10, batch_seed(11, 1))
+    assert np.array_equal(h, np.bincount(np.concatenate([c0, c1]), minlength=3))
+    assert np.array_equal(h1, np.bincount(np.concatenate([c0[1::2], c1[1::2]]), minlength=3))
+
+
+def test_settings_refuse_bad_flags():
+    with pytest.raises(InvalidParameter, match="not both"):
+        ExecutionSettings(workers=2, scheduler="tcp://x:1")
+    with pytest.raises(InvalidParameter, match="workers"):
+        ExecutionSettings(workers=0)
+    assert isinstance(make_executor(ExecutionSettings()), InProcess)
+
+
+def test_unreachable_scheduler_is_one_cluster_error_within_the_timeout():
+    t0 = time.monotonic()
+    with pytest.raises(ClusterError, match="cannot reach scheduler tcp://127.0.0.1:9"):
+        DaskExecutor(scheduler="tcp://127.0.0.1:9", connect_seconds=3)
+    assert time.monotonic() - t0 < 3 * 3 + 5
+
+
+# -- a 2-worker local cluster ---------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def two_workers():
+    with DaskExecutor(workers=2, local_runs=20_000) as ex:  # only the tiniest requests stay in the client
+        yield ex
+
+
+def test_in_process_and_two_workers_give_byte_identical_audits(plan, two_workers):
+    """Done-when of issue 19: simulator and subprocess targets, in-process vs 2 worker processes."""
+    assert audit_json(SimulatorTarget(plan), InProcess()) == audit_json(SimulatorTarget(plan), two_workers)
+    batches = two_workers.stats.batches
+    assert batches > 0 and len([w for w in two_workers.stats.per_worker if w.startswith("tcp://")]) == 2
+    two_workers.local_runs = 0  # every request to the workers: their own subprocess targets answer all
+    try:
+        with SubprocessTarget(SERVE) as t:
+            here = audit_json(t, InProcess(), max_samples=100_000)
+        with SubprocessTarget(SERVE) as t:
+            there = audit_json(t, two_workers, max_samples=100_000)
+    finally:
+        two_workers.local_runs = 20_000
+    assert here == there
+    info = two_workers.info(reproducible=True)
+    assert info["workers"] == 2 and info["batches"] > batches and info["runs_per_second"] > 0
+    # each worker started the subprocess target once and reused it
+    started = two_workers.client.run(lambda: len(__import__("audits.targets", fromlist=["x"]).WORKER_TARGETS))
+    assert sorted(started.values()) == [1, 1]
+
+
+def crashing(p, n, seed):
+    if n > 500:
+        raise RuntimeError("boom")
+    return np.zeros(n, dtype=np.int64)
+
+
+def test_a_target_crashing_on_a_worker_fails_naming_the_worker(two_workers):
+    two_workers.local_runs = 0  # every request on the workers
+    try:
+        with pytest.raises(TargetError, match=r"on worker tcp://127\.0\.0\.1:\d+: .*boom"):
+            audit(CallableTarget(crashing, name="crashing", max_T=10), executor=two_workers, max_samples=400_000,
+                  **KW)
+    finally:
+        two_workers.local_runs = 20_000
+
+
+@pytest.mark.slow
+def test_one_worker_gives_the_same_json(plan):
+    with DaskExecutor(workers=1, local_runs=0) as ex:
+        assert audit_json(SimulatorTarget(plan), ex) == audit_json(SimulatorTarget(plan), InProcess())
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_audit_changes_nothing(plan):
+    expected = audit_json(SimulatorTarget(plan), InProcess(), max_samples=6_000_000)
+    with DaskExecutor(workers=2, local_runs=0) as ex:
+        pids = list(ex.worker_pids().values())
+        box = {}
+
+        def run():
+            box["json"] = audit_json(SimulatorTarget(plan), ex, max_samples=6_000_000)
+
+        th = threading.Thread(target=run)
+        th.start()
+        deadline = time.monotonic() + 120
+        while ex.stats.batches < 20 and time.monotonic() < deadline:  # well into the audit
+            time.sleep(0.05)
+        os.kill(pids[0], signal.SIGKILL)
+        th.join(600)
+        assert not th.is_alive()
+        assert pids[0] not in ex.worker_pids().values()  # the nanny started a new worker
+    assert box["json"] == expected
