@@ -82,6 +82,7 @@ __all__ = [
     "neighbour_interval",
     "step_error_probabilities",
     "exact_rejection_threshold",
+    "step_probabilities_ball",
 ]
 
 
@@ -353,6 +354,15 @@ class _StepEval:
                 exact_ub = (c1 * a.log() - a - arb(c1 + 1).lgamma()).exp() / (1 - a / (c1 + 1))
             return tail + arb(0, exact_ub.upper())
         return _lower_reg_int(c1, a, bits) + tail
+
+
+def step_probabilities_ball(model: StepModel, mu1: Any, xs: Sequence[Any], bits: int) -> list[tuple[arb, arb]]:
+    """(continue, halt) of one step given eta_1 = x, for every x in ``xs``, as arb balls at ``bits``
+    of precision: the closed form above (Lemma 15(1) integrated over eta_2 and the Poisson count),
+    for callers that certify their own inequalities (e.g. :mod:`gtm_core.horizon_calibration`)."""
+    with _prec(bits):
+        ev = _StepEval(model, to_arb(mu1), bits)
+        return [ev.probs(to_arb(x)) for x in xs]
 
 
 def _poisson_pair(s: int, c: int, m: arb, bits: int) -> tuple[arb, arb]:

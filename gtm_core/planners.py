@@ -262,7 +262,8 @@ def register_step_planner(name: str, fn: Callable[[GTMConfig, int], StepPlan]) -
     _plan_step.cache_clear()
 
 
-_OPTIONAL_PLANNERS = {"exact": "exact_calibration", "exact_noise": "exact_noise_calibration"}
+_OPTIONAL_PLANNERS = {"exact": "exact_calibration", "exact_noise": "exact_noise_calibration",
+                      "horizon": "horizon_calibration"}
 
 
 def _load_optional_planner(name: str) -> None:
