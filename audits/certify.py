@@ -281,7 +281,14 @@ def derive(config: GTMConfig, progress: Progress | None = None) -> Derivation:
                      "horizon": T, "threshold_ratio_floor": C.THRESHOLD_RATIO_FLOOR})
     claims: list[Claim] = []
     claims += _privacy_claims(config, plan, sps, rows)
-    claims += _accuracy_claims(config, plan, rows)
+    if plan.parameterization == "horizon":  # its accuracy claim and witness: audits/certify_horizon.py
+        from .certify_horizon import accuracy_claims as horizon_accuracy_claims
+
+        claims += [Claim(d["id"], d["category"], d["statement"], d["values"],
+                         Witness(d["witness_kind"], d["witness_details"]), d["status"])
+                   for d in horizon_accuracy_claims(config, plan, rows)]
+    else:
+        claims += _accuracy_claims(config, plan, rows)
     claims += _cost_claims(config, plan, rows)
     claims += _purification_claims(config, rows)
     refusals = _refusals(config, plan, rows, claims, progress)

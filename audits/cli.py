@@ -17,7 +17,7 @@ from gtm_core import __version__
 from .cli_common import EXIT_USAGE
 
 # verb modules; each defines a click command named `command`
-_VERBS = ["plan", "prove", "exact", "audit", "certify", "bench", "deploy"]
+_VERBS = ["plan", "prove", "exact", "audit", "certify", "bench", "deploy", "tune"]
 
 
 class _Group(click.Group):

@@ -242,7 +242,7 @@ def _kappa(s: int, p_star: float, p_bar: float) -> float:
 class _Shape:
     """One (s, c, theta): the float failure integral B(ell, kappa) of the module docstring."""
 
-    KAPPA_MAX = 14.0
+    KAPPA_MAX = 25.0
 
     def __init__(self, problem: HorizonProblem, s: int, c: int, theta: float):
         self.problem, self.s, self.c, self.theta = problem, s, c, theta
@@ -258,12 +258,12 @@ class _Shape:
         self.v = v
         self.w = w * self.sigma1 * np.exp(-self.sigma1 * v)
         self.m0 = math.log(c + 1.0)
-        span = self.V + self.KAPPA_MAX + 4
+        span = self.V + 10  # beyond it ln halt (s=+1 low end, s=-1 high end) is clamped: an overestimate
         if s == 1:
             lo, hi = self.m0 - span, self.m0 + 6
         else:
             lo, hi = self.m0 - 6, self.m0 + span
-        self.m = np.arange(lo, hi, 0.025)
+        self.m = np.arange(lo, hi, 0.04)
         lc, lh = np.empty(self.m.size), np.empty(self.m.size)
         for i, mm in enumerate(self.m):
             cont, halt = step_probabilities_float(s, c, math.exp(mm), self.sigma2)
@@ -285,7 +285,8 @@ class _Shape:
         if not (0 < kappa <= self.KAPPA_MAX):
             return math.inf
         top = min(self.m0 + self.V + 3 + (kappa if self.s == -1 else 0.0), ell_max)
-        grid = np.arange(self.m0 - 3, top + 0.2, 0.2)
+        start = self.m0 - 3 - (kappa if self.s == -1 else 0.0)
+        grid = np.arange(start, top + 0.2, 0.2)
         if grid.size == 0:
             return math.inf
         grid = np.minimum(grid, top)
@@ -311,7 +312,7 @@ class _Shape:
         """Some ell with B <= target and expected evaluations per step <= budget_per_step."""
         if not math.isfinite(self.factor) or budget_per_step <= 0:
             return False
-        ell_max = math.log(budget_per_step / self.factor)
+        ell_max = math.log(budget_per_step / self.factor) if math.isfinite(budget_per_step) else math.inf
         return math.isfinite(self.ell_min(_kappa(self.s, self.problem.p_star, p_bar), target, ell_max))
 
     def max_p_bar(self, budget_per_step: float, target: float, p_lo: float, p_hi: float) -> float:
@@ -336,6 +337,12 @@ class _Shape:
         return (math.exp(ell) * self.factor if math.isfinite(ell) else math.inf), ell
 
 
+@functools.lru_cache(maxsize=8192)
+def _shape(problem: HorizonProblem, s: int, c: int, theta: float) -> _Shape:
+    """Shapes are cached across searches of the same problem (the tables dominate the search time)."""
+    return _Shape(problem, s, c, theta)
+
+
 def _theta_grid(problem: HorizonProblem, s: int) -> list[float]:
     """Log grid of theta where the direction's needed Pareto moment is finite (sigma > 1.05)."""
     r = problem.epsilon / problem.eps_t
@@ -358,7 +365,6 @@ class _Search:
         self.problem = problem
         self.progress = progress or (lambda msg: None)
         self.target = problem.beta * (1 - _SEARCH_MARGIN)
-        self._shapes: dict = {}
         ps = problem.p_star
         self.directions = [s for s in (1, -1) if (s == 1 and ps < 0.8) or (s == -1 and ps > 0.2)]
         self.thetas = {s: _theta_grid(problem, s) for s in self.directions}
@@ -366,10 +372,7 @@ class _Search:
             raise NotAchievable("no noise split gives a finite expected cost at this eps_t/epsilon", {})
 
     def shape(self, s: int, c: int, theta: float) -> _Shape:
-        key = (s, c, round(theta, 12))
-        if key not in self._shapes:
-            self._shapes[key] = _Shape(self.problem, s, c, theta)
-        return self._shapes[key]
+        return _shape(self.problem, s, c, float(theta))
 
     def grid_keys(self):
         return [(s, c, th) for s in self.directions for th in self.thetas[s] for c in _C_GRID]
@@ -378,9 +381,15 @@ class _Search:
         """(cost per step, shape key, ell) of the cheapest grid shape at p_bar."""
         best = (math.inf, None, math.inf)
         for key in keys or self.grid_keys():
-            cost, ell = self.shape(*key).cost(p_bar, self.target)
-            if cost < best[0]:
-                best = (cost, key, ell)
+            sh = self.shape(*key)
+            if not math.isfinite(sh.factor):
+                continue
+            ell_max = math.log(best[0] / sh.factor) if math.isfinite(best[0]) else math.inf
+            ell = sh.ell_min(_kappa(sh.s, self.problem.p_star, p_bar), self.target, ell_max)
+            if math.isfinite(ell):
+                cost = math.exp(ell) * sh.factor
+                if cost < best[0]:
+                    best = (cost, key, ell)
         return best
 
     def refine(self, p_bar: float, key) -> tuple[float, tuple, float]:
@@ -751,20 +760,14 @@ def tune(problem: HorizonProblem, *, p_bar: float | None = None, max_evaluations
 
 
 def _best_p_bar_any(search: _Search) -> float:
-    """The largest p_bar any grid shape certifies at any cost (bisection on ln p_bar)."""
+    """The largest p_bar any grid shape certifies at any cost (branch and bound over the shapes)."""
     lo, hi = search.p_bar_range()
-    if search.best_at(lo)[1] is None:
-        return 0.0
-    a, b = math.log(lo), math.log(hi)
-    for _ in range(30):
-        mid = (a + b) / 2
-        if search.best_at(math.exp(mid))[1] is not None:
-            a = mid
-        else:
-            b = mid
-        if b - a < 1e-4:
-            break
-    return math.exp(a)
+    best = 0.0
+    for key in search.grid_keys():
+        pb = search.shape(*key).max_p_bar(math.inf, search.target, max(lo, best), hi)
+        if math.isfinite(pb) and pb > best:
+            best = pb
+    return best
 
 
 def frontier(problem: HorizonProblem, search: _Search | None = None, *, points: int = 12,
