@@ -841,7 +841,10 @@ def certify(config: GTMConfig, *, horizon: int | None = None, quick: bool = Fals
         d = derive(cfg, prog)
     except UnsupportedConfiguration as exc:
         prog.say(f"refused: {exc}")
-        refusal = fix_vanishing_threshold(cfg, None)
+        if cfg.gtm.parameterization == "horizon":  # its fix is a new design, not a smaller eps_t
+            refusal = Refusal("accuracy.plannable", str(exc), "run `gtm tune` for a certified design", {})
+        else:
+            refusal = fix_vanishing_threshold(cfg, None)
         refusal = Refusal(refusal.claim_id, f"the planner cannot plan this configuration: {exc}", refusal.fix,
                           refusal.fix_values)
         claim = Claim("accuracy.plannable", "accuracy", "Every step up to the horizon can be planned in float64.",

@@ -152,6 +152,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default="benchmarks/results/horizon.json")
     ap.add_argument("--n-sim", type=int, default=20_000)
     ap.add_argument("--seed", type=int, default=20261201)
+    ap.add_argument("--only-p-star", type=float, default=None,
+                    help="re-run only the cells with this p* and replace them in --out (keeps the others)")
     args = ap.parse_args(argv)
     if args.quick:
         cells = [(MEDIAN_CELL["epsilon"], MEDIAN_CELL["ratio"], MEDIAN_CELL["p_star"], MEDIAN_CELL["T"])]
@@ -163,6 +165,11 @@ def main(argv=None) -> int:
                   if (e, r, p, T) != cells[0]]
     out_path = Path(args.out)
     results = []
+    kept = []
+    if args.only_p_star is not None:
+        cells = [c for c in cells if c[2] == args.only_p_star]
+        old = json.loads(out_path.read_text())["results"]
+        kept = [c for c in old if c.get("p_star") != args.only_p_star]
     t0 = time.perf_counter()
     for i, (e, r, p, T) in enumerate(cells, start=1):
         try:
@@ -179,8 +186,12 @@ def main(argv=None) -> int:
               file=sys.stderr, flush=True)
         doc = {"benchmark": "horizon", "machine": machine_info(), "beta": BETA, "theorem21_theta": 1.0,
                "theorem21_gamma": 1.5, "n_sim": args.n_sim, "seed": args.seed,
-               "complete": i == len(cells), "cells_done": i, "cells_total": len(cells),
-               "summary": summary([c for c in results if "error" not in c]), "results": results}
+               "complete": i == len(cells), "cells_done": i + len(kept), "cells_total": len(cells) + len(kept),
+               "summary": summary([c for c in kept + results if "error" not in c]),
+               "results": sorted(kept + results, key=lambda c: (c["epsilon"], c["ratio"], c["p_star"], c["T"]))}
+        if kept:
+            doc["note"] = (f"cells with p* = {args.only_p_star:g} re-run after the direction fix "
+                           f"(both directions searched); the others are from the first run")
         out_path.parent.mkdir(parents=True, exist_ok=True)
         tmp = out_path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(doc, indent=1, default=float) + "\n")

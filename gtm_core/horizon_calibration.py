@@ -365,8 +365,9 @@ class _Search:
         self.problem = problem
         self.progress = progress or (lambda msg: None)
         self.target = problem.beta * (1 - _SEARCH_MARGIN)
-        ps = problem.p_star
-        self.directions = [s for s in (1, -1) if (s == 1 and ps < 0.8) or (s == -1 and ps > 0.2)]
+        # both directions always: the flipped variant's gap is capped at 1/(1 - p*) in the odds, so for
+        # p* near 1 the direct one can still be the only feasible one (as in Theorem 21's flipping rule)
+        self.directions = [1, -1]
         self.thetas = {s: _theta_grid(problem, s) for s in self.directions}
         if not any(self.thetas.values()):
             raise NotAchievable("no noise split gives a finite expected cost at this eps_t/epsilon", {})
