@@ -146,6 +146,24 @@ def summary(cells: list[dict]) -> dict:
     return out
 
 
+def merge(out_path: Path, src_path: Path) -> int:
+    """Replace the cells of out_path that src_path also has (same eps, ratio, p*, T) and redo the summary."""
+    doc = json.loads(out_path.read_text())
+    src = json.loads(src_path.read_text())
+    key = lambda c: (c["epsilon"], c["ratio"], c["p_star"], c["T"])  # noqa: E731
+    new = {key(c): c for c in src["results"]}
+    cells = [new.pop(key(c), c) for c in doc["results"]] + list(new.values())
+    doc["results"] = sorted(cells, key=key)
+    doc["summary"] = summary([c for c in cells if "error" not in c])
+    doc["merged_from"] = {"path": str(src_path), "cells": len(src["results"]), "machine": src.get("machine")}
+    doc["cells_done"] = len(cells)
+    doc["complete"] = len(cells) >= doc.get("cells_total", len(cells))
+    tmp = out_path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(doc, indent=1, default=float) + "\n")
+    tmp.replace(out_path)
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="the median cell only")
@@ -154,7 +172,11 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=20261201)
     ap.add_argument("--only-p-star", type=float, default=None,
                     help="re-run only the cells with this p* and replace them in --out (keeps the others)")
+    ap.add_argument("--merge-from", default=None,
+                    help="replace the cells of --out that PATH also has by PATH's (no new runs)")
     args = ap.parse_args(argv)
+    if args.merge_from:
+        return merge(Path(args.out), Path(args.merge_from))
     if args.quick:
         cells = [(MEDIAN_CELL["epsilon"], MEDIAN_CELL["ratio"], MEDIAN_CELL["p_star"], MEDIAN_CELL["T"])]
     else:
@@ -168,8 +190,9 @@ def main(argv=None) -> int:
     kept = []
     if args.only_p_star is not None:
         cells = [c for c in cells if c[2] == args.only_p_star]
-        old = json.loads(out_path.read_text())["results"]
-        kept = [c for c in old if c.get("p_star") != args.only_p_star]
+        if out_path.exists():
+            old = json.loads(out_path.read_text())["results"]
+            kept = [c for c in old if c.get("p_star") != args.only_p_star]
     t0 = time.perf_counter()
     for i, (e, r, p, T) in enumerate(cells, start=1):
         try:
