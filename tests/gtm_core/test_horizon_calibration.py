@@ -11,9 +11,7 @@ import dataclasses
 import math
 
 import mpmath
-import numpy as np
 import pytest
-from flint import arb
 
 from gtm_core import GTMConfig, make_plan
 from gtm_core.errors import InvalidParameter, UnsupportedConfiguration
