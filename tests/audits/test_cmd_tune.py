@@ -10,7 +10,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from audits.cli import cli
+from audits.cli import cli, main
 from gtm_core import GTMConfig, make_plan
 
 BASE = ["tune", "--epsilon", "1", "--eps-t", "0.1", "--p-star", "0.5", "--horizon", "100"]
@@ -18,6 +18,13 @@ BASE = ["tune", "--epsilon", "1", "--eps-t", "0.1", "--p-star", "0.5", "--horizo
 
 def _run(args):
     return CliRunner().invoke(cli, args, catch_exceptions=False)
+
+
+def _exit_code(args) -> int:
+    """What a user sees: audits.cli.main ends in sys.exit with the verb's code."""
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    return exc.value.code
 
 
 @pytest.mark.parametrize("extra, message", [
@@ -42,8 +49,7 @@ def test_bad_input_exit_2_one_line(capsys):
 @pytest.mark.slow
 def test_tune_writes_a_config_that_plan_accepts(tmp_path):
     out, js = tmp_path / "h.toml", tmp_path / "h.json"
-    r = _run(BASE + ["--p-bar", "0.00142931", "--out", str(out), "--json", str(js)])
-    assert r.exit_code == 0, r.output
+    assert _exit_code(BASE + ["--p-bar", "0.00142931", "--out", str(out), "--json", str(js)]) == 0
     cfg = GTMConfig.load(out)
     assert cfg.gtm.parameterization == "horizon" and cfg.gtm.p_bar == 0.00142931
     plan = make_plan(cfg)  # re-certifies in arb
@@ -60,8 +66,8 @@ def test_tune_writes_a_config_that_plan_accepts(tmp_path):
 @pytest.mark.slow
 def test_impossible_request_exits_1_with_best_value(tmp_path):
     js = tmp_path / "x.json"
-    r = _run(BASE + ["--p-bar", "0.45", "--json", str(js)])
-    assert r.exit_code == 1
-    assert "not achievable" in r.output and "largest certifiable p_bar" in r.output
+    assert _exit_code(BASE + ["--p-bar", "0.45", "--json", str(js)]) == 1
+    assert json.loads(js.read_text())["status"] == "not-achievable"
+    assert "largest certifiable p_bar" in json.loads(js.read_text())["message"]
     best = json.loads(js.read_text())["best"]["p_bar"]
     assert 0.005 < best < 0.45
