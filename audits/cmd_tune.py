@@ -56,11 +56,11 @@ def write_plot(path: Path, result_payload: dict) -> str:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
-    fr = result_payload["frontier"]
+    fr = [r for r in result_payload["frontier"] if r["certified"]]
     if fr:
         ax.plot([r["expected_evaluations"] for r in fr], [r["p_bar"] for r in fr], "o-", label="horizon (searched frontier)")
     ch = result_payload["chosen"]
-    ax.plot([ch["expected_evaluations"]], [ch["p_bar"]], "r*", ms=14, label="horizon (tuned, certified)")
+    ax.plot([ch["expected_evaluations"]], [ch["p_bar"]], "r*", ms=14, label="horizon (tuned, refined)")
     for name, marker in (("theorem21", "s"), ("exact_noise", "^")):
         pts = [r for r in result_payload["references"] if r["planner"] == name]
         if pts:
@@ -109,11 +109,12 @@ def format_text(payload: dict) -> str:
              f"certified failure probability <= {ch['certified_failure_upper']:.6g} <= beta = {p['beta']:g} "
              f"(arb, {ch['certificate']['panels']} panels)"]
     if payload["frontier"]:
-        lines.append("searched frontier (float search values; the chosen point is certified):")
-        lines.append(f"  {'p_bar':>12} {'expected evaluations':>22} {'s':>3} {'c':>6} {'theta':>8}")
+        lines.append("searched frontier (cheapest grid design per p_bar, each certified in arb):")
+        lines.append(f"  {'p_bar':>12} {'expected evaluations':>22} {'s':>3} {'c':>6} {'theta':>8} {'failure <=':>12}")
         for r in payload["frontier"]:
             lines.append(f"  {r['p_bar']:>12.6g} {r['expected_evaluations']:>22.6g} {r['s']:>+3d} {r['c']:>6} "
-                         f"{r['theta']:>8.4g}")
+                         f"{r['theta']:>8.4g} {r['failure_upper']:>12.5g}"
+                         + ("" if r["certified"] else "  NOT CERTIFIED (not offered)"))
     if payload["references"]:
         lines.append("same cell, other planners (claimed p_bar at T, expected evaluations over the horizon):")
         for r in payload["references"]:
@@ -149,15 +150,14 @@ def command(epsilon, eps_t, p_star, horizon, beta, p_bar, max_evaluations, json_
         click.echo(f"[tune {time.monotonic() - t0:6.1f}s] {msg}", err=True)
 
     try:
-        result = tune(problem, p_bar=p_bar, max_evaluations=max_evaluations, progress=say,
-                      frontier_points=10 if (op or rp or jp) else 0)
+        result = tune(problem, p_bar=p_bar, max_evaluations=max_evaluations, progress=say, frontier_points=8)
     except NotAchievable as exc:
         click.echo(f"gtm tune: not achievable: {exc}")
         write_json(jp, {"status": "not-achievable", "message": str(exc), "best": exc.best,
                         "request": {"p_bar": p_bar, "max_evaluations": max_evaluations}})
         raise click.exceptions.Exit(EXIT_CHECK_FAILED)
     say("reference planners (theorem21, exact_noise) for the comparison")
-    references = reference_points(problem) if (op or rp or jp) else []
+    references = reference_points(problem)
     payload = payload_of(problem, result, references)
     text = format_text(payload)
     click.echo(text)

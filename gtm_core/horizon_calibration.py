@@ -774,8 +774,8 @@ def _best_p_bar_any(search: _Search) -> float:
 def frontier(problem: HorizonProblem, search: _Search | None = None, *, points: int = 12,
              p_bars=None) -> list[dict]:
     """The searched frontier: for p_bar on a log grid up to the largest certifiable one, the cheapest
-    grid shape's expected evaluations over the horizon (float search values; the tuned point is
-    certified separately)."""
+    grid shape's design (not refined), its expected evaluations over the horizon and its arb certificate
+    (``certified``, ``failure_upper``) - every point printed is certified or flagged."""
     search = search or _Search(problem)
     if p_bars is None:
         hi = _best_p_bar_any(search)
@@ -787,6 +787,11 @@ def frontier(problem: HorizonProblem, search: _Search | None = None, *, points: 
         cost, key, ell = search.best_at(float(pb))
         if key is None:
             continue
-        out.append({"p_bar": float(pb), "expected_evaluations": cost * problem.T, "s": key[0], "c": key[1],
-                    "theta": float(key[2])})
+        design, config = _design_for(problem, key, ell, float(pb))
+        cert = certificate(config)
+        tau1, mu1, tau2 = global_noise(config)
+        out.append({"p_bar": float(pb), "s": key[0], "c": key[1], "theta": float(key[2]), "rho": design.rho,
+                    "expected_evaluations": expected_evaluations_per_step(
+                        problem, design, tau1=tau1, mu1=mu1, tau2=tau2) * problem.T,
+                    "certified": cert["certified"], "failure_upper": cert["failure_upper"]})
     return out
