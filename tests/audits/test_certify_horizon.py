@@ -41,3 +41,20 @@ def test_overclaimed_configuration_is_refused():
     cert = certify(bad, quick=True, seconds=2, seed=3, progress=False, witnesses=False)
     assert cert.verdict == "refused"
     assert "not certified" in cert.refusals[0].reason
+
+
+def test_certificate_document_verifies_and_detects_an_edited_bound():
+    """`gtm certify --verify` re-derives the horizon claim from the embedded configuration."""
+    import copy
+
+    from audits.certify import body_digest, verify_document
+
+    cert = certify(GTMConfig.load(EXAMPLE), quick=True, seconds=2, seed=3, progress=False, witnesses=False)
+    doc = cert.document()
+    assert verify_document(doc).status == "valid"
+    bad = copy.deepcopy(doc)
+    for c in bad["body"]["claims"]:
+        if c["id"] == "accuracy.horizon-union-bound":
+            c["values"]["failure_upper"] = 0.001
+    bad["sha256"] = body_digest(bad["body"])  # even with a recomputed digest
+    assert verify_document(bad).status != "valid"
