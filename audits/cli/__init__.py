@@ -15,11 +15,11 @@ import click
 
 from gtm_core import __version__
 
-from . import audit, bench, certify, deploy, exact, plan, prove
+from . import audit, bench, certify, deploy, exact, plan, prove, tune
 from .common import EXIT_USAGE
 
 VERBS = {"plan": plan, "prove": prove, "exact": exact, "audit": audit, "certify": certify, "bench": bench,
-         "deploy": deploy}
+         "deploy": deploy, "tune": tune}
 
 
 class _Group(click.Group):
