@@ -44,7 +44,12 @@ from .validation import (
     check_positive_int,
 )
 
-PARAMETERIZATIONS = ("theorem21", "theorem23", "exact", "exact_noise")
+PARAMETERIZATIONS = ("theorem21", "theorem23", "exact", "exact_noise", "horizon")
+
+# parameterization = "horizon" (gtm_core.planners.horizon, written by `gtm tune`) carries its chosen
+# numbers, the same at every step 1..horizon: direction s_t (+1 direct, -1 flipped), threshold c_t,
+# base rate rho_t and the certified rejection threshold p_bar (docs/horizon.md).
+_HORIZON_KEYS = ("direction", "c", "rho", "p_bar")
 
 _GTM_KEYS = {
     "epsilon",
@@ -55,6 +60,7 @@ _GTM_KEYS = {
     "epsilon_c",
     "c_h",
     "evaluation_budget_factor",
+    *_HORIZON_KEYS,
 }
 _STREAM_KEYS = {"eps_t", "delta_t", "p_star", "horizon"}
 _REQUIRED_BY = {
@@ -62,6 +68,7 @@ _REQUIRED_BY = {
     "exact": ("epsilon", "theta"),
     "exact_noise": ("epsilon", "theta"),
     "theorem23": ("epsilon_c", "c_h"),
+    "horizon": ("epsilon", "theta", *_HORIZON_KEYS),
 }
 
 
@@ -126,6 +133,10 @@ class GTMParameters:
     epsilon_c: float | None = None
     c_h: float | None = None
     evaluation_budget_factor: float = math.e
+    direction: int | None = None   # horizon only
+    c: int | None = None           # horizon only
+    rho: float | None = None       # horizon only
+    p_bar: float | None = None     # horizon only
 
     def __post_init__(self):
         if self.parameterization not in PARAMETERIZATIONS:
@@ -144,6 +155,7 @@ class GTMParameters:
             raise InvalidParameter(
                 f"evaluation_budget_factor must be >= 1, got {self.evaluation_budget_factor!r}"
             )
+        self._check_horizon_fields()
         if self.parameterization == "theorem23":
             for name in ("epsilon_c", "c_h"):
                 if getattr(self, name) is None:
@@ -168,6 +180,25 @@ class GTMParameters:
                         f"{name} is only used by parameterization 'theorem23', "
                         f"got {getattr(self, name)!r}"
                     )
+
+
+    def _check_horizon_fields(self) -> None:
+        """direction, c, rho, p_bar: required by (and only allowed with) parameterization 'horizon'."""
+        if self.parameterization != "horizon":
+            for name in _HORIZON_KEYS:
+                if getattr(self, name) is not None:
+                    raise InvalidParameter(
+                        f"{name} is only used by parameterization 'horizon', got {getattr(self, name)!r}")
+            return
+        for name in _HORIZON_KEYS:
+            if getattr(self, name) is None:
+                raise InvalidParameter(f"{name} is required for parameterization 'horizon'")
+        if self.direction not in (1, -1) or isinstance(self.direction, bool) or not isinstance(self.direction, int):
+            raise InvalidParameter(f"direction must be 1 or -1, got {self.direction!r}")
+        if isinstance(self.c, bool) or not isinstance(self.c, int) or self.c < 0:
+            raise InvalidParameter(f"c must be a non-negative integer, got {self.c!r}")
+        object.__setattr__(self, "rho", check_positive("rho", self.rho))
+        object.__setattr__(self, "p_bar", check_open_unit("p_bar", self.p_bar))
 
 
 @dataclass(frozen=True)

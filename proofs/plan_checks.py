@@ -213,7 +213,13 @@ def step_checks(sp, *, tau1: float, mu1: float, gamma: float, parameterization: 
             out["lemma11_gap"] = out["lemma11_tail_validity"] = None
             out["base_rate"] = out["continuation_chain"] = None
 
-        if parameterization == "exact_noise":
+        if parameterization == "horizon":
+            # one union bound over the horizon inside the eta_1 integral (audits.certify.horizon):
+            # no per-step budgets, so neither the good-event tails nor the exact_noise inequalities apply
+            out["poisson_halting_tail"] = out["poisson_continuation_tail"] = None
+            out["integrated_halting_tail"] = out["integrated_continuation_tail"] = None
+            values["type_II_bound"] = values["type_I_bound"] = None
+        elif parameterization == "exact_noise":
             # c_t, rho_t are calibrated on the per-step error probabilities integrated over eta_2,t
             # (the eta_2 tail share merged into beta^I): the good-event Poisson tails below are not
             # what its accuracy rests on; the noise-integrated probabilities are, checked here in arb.

@@ -143,6 +143,9 @@ def gtm_config(parameterization: str, epsilon: float, eps_1: float, p_star: floa
 
 
 EXACT_VARIANTS = ("exact", "exact_noise")  # the exact-calibrated planners (gtm_core.planners)
+# planners whose configuration is a design tuned per cell (`gtm tune`), not a name and theta: measured on
+# the same grid by benchmarks/bench_horizon.py (benchmarks/results/horizon.json), not by `gtm bench`
+TUNED_VARIANTS = ("horizon",)
 
 
 def exact_false_halt_fn(plan, T: int):
@@ -335,8 +338,10 @@ def run_cell(epsilon: float, ratio: float, p_star: float, T: int, settings: Benc
 
 
 def gtm_variants(settings: BenchSettings) -> list[str]:
-    """Every parameterization of the package (the exact-calibrated ones only with ``use_exact``)."""
-    return [p for p in PARAMETERIZATIONS if settings.use_exact or p not in EXACT_VARIANTS]
+    """Every parameterization of the package that a cell configures by name (the exact-calibrated ones
+    only with ``use_exact``; the tuned ones, :data:`TUNED_VARIANTS`, never)."""
+    return [p for p in PARAMETERIZATIONS
+            if p not in TUNED_VARIANTS and (settings.use_exact or p not in EXACT_VARIANTS)]
 
 
 # ---------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from proofs import plan_checks as PC
 
 from gtm_core.files import jsonable
 
+from . import horizon
 from .model import Claim, Refusal, Witness
 from .progress import Progress
 from .refusals import refusals_for
@@ -76,7 +77,10 @@ def derive(config: GTMConfig, progress: Progress | None = None) -> Derivation:
                      "horizon": T, "threshold_ratio_floor": PC.THRESHOLD_RATIO_FLOOR})
     claims: list[Claim] = []
     claims += _privacy_claims(config, plan, sps, rows)
-    claims += _accuracy_claims(config, plan, rows)
+    if plan.parameterization == "horizon":  # one union bound over the horizon, not per-step budgets
+        claims += horizon.accuracy_claims(config, plan, rows)
+    else:
+        claims += _accuracy_claims(config, plan, rows)
     claims += _cost_claims(config, plan, rows)
     claims += _purification_claims(config, rows)
     refusals = refusals_for(config, plan, rows, claims, progress)

@@ -52,6 +52,16 @@ def refusals_for(config, plan, rows, claims, progress) -> list[Refusal]:
     return out
 
 
+def fix_unplannable(config: GTMConfig, error: UnsupportedConfiguration) -> Refusal:
+    """The planner refuses the configuration itself (``error``): for a ``horizon`` design the fix is a
+    new design (``gtm tune``), for the others the largest horizon / eps_t with a usable threshold."""
+    if config.gtm.parameterization == "horizon":
+        return Refusal("accuracy.plannable", f"the planner cannot plan this configuration: {error}",
+                       "run `gtm tune` for a certified design", {})
+    fix = fix_vanishing_threshold(config, None)
+    return Refusal(fix.claim_id, f"the planner cannot plan this configuration: {error}", fix.fix, fix.fix_values)
+
+
 def _ratio_ok_fast(config: GTMConfig) -> bool:
     """Usable threshold at every step, with the planner's own p_bar (theorem21/23/exact share Lambda)."""
     try:

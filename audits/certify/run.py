@@ -16,10 +16,10 @@ from gtm_core import GTMConfig, __version__
 from gtm_core.errors import ConfigError, InvalidParameter, UnsupportedConfiguration
 
 from .derive import derive, effective_config
-from .model import EXTERNAL, EXTERNAL_CLAIMS, Certificate, Claim, Refusal, Witness, WitnessContext
+from .model import EXTERNAL, EXTERNAL_CLAIMS, Certificate, Claim, Witness, WitnessContext
 from .progress import Progress
 from .provenance import provenance
-from .refusals import fix_vanishing_threshold
+from .refusals import fix_unplannable
 from .witnesses import DEFAULT_WITNESSES, WitnessFunction
 
 
@@ -76,9 +76,7 @@ def certify(config: GTMConfig, *, horizon: int | None = None, quick: bool = Fals
         d = derive(cfg, prog)
     except UnsupportedConfiguration as exc:
         prog.say(f"refused: {exc}")
-        refusal = fix_vanishing_threshold(cfg, None)
-        refusal = Refusal(refusal.claim_id, f"the planner cannot plan this configuration: {exc}", refusal.fix,
-                          refusal.fix_values)
+        refusal = fix_unplannable(cfg, exc)
         claim = Claim("accuracy.plannable", "accuracy", "Every step up to the horizon can be planned in float64.",
                       {"error": str(exc)}, Witness("planner-bound", {}), "fail")
         timings = prog.finish()

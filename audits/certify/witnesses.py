@@ -98,6 +98,11 @@ def plan_identities_claim(plan, rows, *, progress) -> Claim:
     statement = ("The parameter identities proved in proofs/ (Theorem 21: 1/tau1 + 2/tau2 = eps and the Lambda_t "
                  "exponent bookkeeping; Theorem 23: the exact cancellation) hold for this plan's numbers, "
                  "checked rigorously.")
+    if plan.parameterization == "horizon":
+        return Claim(cid, "privacy", statement + " Not applicable to the horizon planner: its c_t, rho_t, Lambda_t "
+                     "are not Theorem 21's (privacy rests on Lemma 17 alone, checked by privacy.pure-epsilon).",
+                     {}, Witness("solver-proof", {"function": "proofs.instantiate.check_plan_identities"}),
+                     "not-applicable")
     T = len(rows)
     failures, names, skipped = [], set(), set()
     first: dict = {}

@@ -75,6 +75,7 @@ from .step import (
     continuation_probability,
     continuation_probability_finite_sum,
     step_models,
+    step_probabilities_ball,
 )
 from .transcripts import transcript_distribution
 
@@ -87,6 +88,7 @@ __all__ = [
     "StepModel",
     "StepEval",
     "step_models",
+    "step_probabilities_ball",
     "continuation_probability",
     "continuation_probability_finite_sum",
     "transcript_distribution",

@@ -169,6 +169,16 @@ class StepEval:
         return lower_reg_int(c1, a, bits) + tail
 
 
+def step_probabilities_ball(model: StepModel, mu1: Any, xs: Sequence[Any], bits: int) -> list[tuple[arb, arb]]:
+    """(continue, halt) of one step given eta_1 = x, for every x in ``xs``, as arb balls at ``bits``
+    of precision: the closed form of :class:`StepEval` (Lemma 15(1) integrated over eta_2 and the
+    Poisson count), for callers that certify their own inequalities (e.g. the ``horizon`` planner,
+    :mod:`gtm_core.planners.horizon`)."""
+    with working_precision(bits):
+        ev = StepEval(model, to_arb(mu1), bits)
+        return [ev.probs(to_arb(x)) for x in xs]
+
+
 def _poisson_pair(s: int, c: int, m: arb, bits: int) -> tuple[arb, arb]:
     """(continue, halt) with no noise: K ~ Po(m); s=+1 continues iff K <= c, s=-1 iff K >= c+1."""
     if m == 0:

@@ -22,6 +22,7 @@ from ..errors import InvalidParameter, UnsupportedConfiguration
 from ..validation import check_positive_int
 from .exact_noise import exact_noise_step
 from .exact_tails import exact_step
+from .horizon import horizon_step
 from .steps import StepPlan, checked_step_plan, global_noise
 from .theorem21 import theorem21_step
 from .theorem23 import theorem23_step
@@ -31,7 +32,8 @@ class Parameterization:
     """What the suite needs to know about one parameterization (read this instead of listing names).
 
     ``noise``: whose global noise and noise range the steps use (``"theorem21"``: tau_1, tau_2,
-    Lambda_t of Theorem 21; ``"theorem23"``: tau_1 = 1/eps_C and per-step tau_{2,t}).
+    Lambda_t of Theorem 21; ``"theorem23"``: tau_1 = 1/eps_C and per-step tau_{2,t}; ``"horizon"``:
+    Theorem 21's tau_1, tau_2, mu_1, with Lambda_t at the nominal share beta_t = beta/T of the horizon).
     ``chernoff_thresholds``: c_t, rho_t come from Lemma 11 / Lemma 20's Chernoff thresholds (else
     from exact Poisson tails). ``ex_post``: the privacy claim is Theorem 23's ex-post loss (no
     uniform epsilon). ``in_paper``: the paper's own parameterization (else beyond the paper).
@@ -52,6 +54,7 @@ REGISTRY: dict[str, Parameterization] = {
         Parameterization("theorem23", theorem23_step, "theorem23", True, True, True),
         Parameterization("exact", exact_step, "theorem21", False, False, False),
         Parameterization("exact_noise", exact_noise_step, "theorem21", False, False, False),
+        Parameterization("horizon", horizon_step, "horizon", False, False, False),
     )
 }
 if tuple(REGISTRY) != PARAMETERIZATIONS:  # one list of names: the configuration's

@@ -139,7 +139,7 @@ BAD_VALUES = [
     ("gtm", "beta", math.nan, InvalidParameter, "beta must be finite, got nan"),
     ("gtm", "beta", "0.05", InvalidParameter, "beta must be a real number, got '0.05'"),
     ("gtm", "parameterization", "theorem22", InvalidParameter,
-     "parameterization must be one of theorem21, theorem23, exact, exact_noise, got 'theorem22'"),
+     "parameterization must be one of theorem21, theorem23, exact, exact_noise, horizon, got 'theorem22'"),
     ("gtm", "parameterization", 21, InvalidParameter, "parameterization must be a string, got 21"),
     ("gtm", "evaluation_budget_factor", 0.5, InvalidParameter,
      "evaluation_budget_factor must be >= 1, got 0.5"),

@@ -176,3 +176,16 @@ def test_median_cell_check_reports_both_exact_variants_and_judges_the_best():
                                                                row("gtm-exact_noise", 80.0)]}),
                                          "theorem31_ratios": [], "claims_hold": {"rows": [], "violations": []}}})
     assert "gtm-exact 670 (ratio 0.670)" in report and "best certified ratio gtm-exact_noise 0.080" in report
+
+
+def test_variants_are_the_name_configured_parameterizations():
+    """Every planner of the registry is benchmarked except the tuned ``horizon`` (its own benchmark,
+    benchmarks/bench_horizon.py); without the exact engine the exact-calibrated ones are left out too."""
+    from gtm_core.config import PARAMETERIZATIONS
+
+    from audits.bench.run import EXACT_VARIANTS, TUNED_VARIANTS, gtm_variants
+
+    assert TUNED_VARIANTS == ("horizon",)
+    assert gtm_variants(BenchSettings()) == [p for p in PARAMETERIZATIONS if p != "horizon"]
+    assert gtm_variants(BenchSettings(use_exact=False)) == [p for p in PARAMETERIZATIONS
+                                                           if p not in EXACT_VARIANTS + TUNED_VARIANTS]

@@ -375,7 +375,8 @@ def test_registry_is_the_configuration_s_list_and_its_properties_hold(epsilon):
     assert tuple(REGISTRY) == PARAMETERIZATIONS == tuple(STEP_PLANNERS)
     base = GTMConfig.load("examples/default.toml")
     for name, info in REGISTRY.items():
-        cfg = (GTMConfig.load("examples/theorem23.toml") if name == "theorem23"
+        own_example = name in ("theorem23", "horizon")  # their configurations carry more than a name
+        cfg = (GTMConfig.load(f"examples/{name}.toml") if own_example
                else base.with_changes(parameterization=name, epsilon=epsilon))
         plan = make_plan(cfg)
         assert STEP_PLANNERS[name] is info.step_planner
@@ -386,6 +387,16 @@ def test_registry_is_the_configuration_s_list_and_its_properties_hold(epsilon):
                 n = theorem21_noise(cfg, t)
                 assert (plan.tau1, plan.mu1, sp.tau2, sp.Lambda) == (n.tau1, n.mu1, n.tau2, n.Lambda)
                 assert global_noise(cfg)[2] == sp.tau2
+            if info.noise == "horizon":  # Theorem 21's global noise; Lambda_t at beta_t = beta/T, rounded up
+                assert (plan.tau1, plan.mu1, sp.tau2) == global_noise(cfg)
+                assert sp.beta_t == cfg.gtm.beta / cfg.stream.horizon
+                old = ctx.prec
+                ctx.prec = 256
+                try:
+                    need = (_a(sp.eps_t) * (_a(plan.mu1) + _a(sp.tau2) * (4 / _a(sp.beta_t)).log())).exp()
+                    assert _a(sp.Lambda) >= need
+                finally:
+                    ctx.prec = old
             if info.chernoff_thresholds:  # Lemma 11's c at the step's error budgets
                 alpha, beta = (sp.beta_II, sp.beta_I) if sp.s == 1 else (sp.beta_I, sp.beta_II)
                 assert sp.c == lemma11_c(alpha, beta, cfg.gtm.gamma)
