@@ -8,9 +8,15 @@ epsilon, else ``no-violation-found``.
 
 Three phases (:func:`select`, :func:`validate`, :func:`estimate`), on disjoint samples:
 
-1. *Selection* (a share of the budget): successive halving over the candidate pairs - every
-   surviving pair is sampled more, ranked by the bound the final phase would report, the best
-   quarter survive, and the best few are refined (:func:`audits.search.refine`).
+1. *Selection* (a share of the budget): successive halving over the candidate pairs. The first
+   round samples every pair (runs per input sized to the budget, :func:`first_round_runs`); in each
+   later round the survivors are sampled twice as much, ranked by the bound the final phase would
+   report (exploitation) and by the point estimate of their loss (exploration), the best quarter
+   of each ranking survive, and the best few of each are refined (:func:`audits.search.refine`).
+   While no pair is projected above the claim the selection may use EXTENDED_SELECTION_SHARE of
+   the budget. The JSON's ``search`` section lists the families tried (pairs proposed / sampled),
+   the searched region and every skipped region with its reason (:func:`audits.search.coverage`),
+   and ``search.budget`` whether the budget could give a meaningful bound.
 2. *Validation*: the top pairs and their best events re-ranked on fresh samples (removes the
    winner's curse). The output is one pre-registered witness: a pair, an event and a direction.
 3. *Estimation*: fresh samples of the witness pair only. The planned number of runs M per input

@@ -27,7 +27,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from audits.auditor import audit
-from audits.power.planted import PlantedDeployment, plant, planted_pair, true_loss
+from audits.power.planted import PlantedDeployment, best_grid_candidate, plant, planted_pair, true_loss
 from audits.statistics import cp_interval
 from audits.targets import CallableTarget, SimulatorTarget
 from benchmarks.machine import machine_info
@@ -66,6 +66,31 @@ def calibration_row(config: str, seed: int, max_T: int, seconds, max_samples) ->
     return {"seed": seed, "lower_bound": r.epsilon_lower_bound, "false_alarm": r.violation}
 
 
+def annotate(path: Path) -> int:
+    """Coverage vs allocation: for every miss of a results file, the strongest coverage-grid pair of the
+    planted law (:func:`audits.power.planted.best_grid_candidate`)."""
+    doc = json.loads(path.read_text())
+    plan = make_plan(GTMConfig.load(doc["config"]))
+    for m in doc["summary"]["misses"]:
+        region = plant(plan, m["seed"], max_T=doc["max_T"], q_min=doc["q_min"])
+        m["best_grid_candidate"] = best_grid_candidate(PlantedDeployment(plan, region))
+        print(f"miss {m['seed']}: best grid pair loss {m['best_grid_candidate']['loss']:.3f} at event probability "
+              f"{m['best_grid_candidate']['probability']:.2e} ({m['best_grid_candidate']['pattern']})", flush=True)
+    doc["summary"]["misses_in_grid"] = sum(m["best_grid_candidate"]["loss"] > doc.get("epsilon", 1.0)
+                                           for m in doc["summary"]["misses"])
+    path.write_text(json.dumps(doc, indent=2, default=float) + "\n")
+    return 0
+
+
+def _partial(args, rows) -> None:
+    """The rows finished so far (a run cut short keeps them): results/planted[-tag].partial.json."""
+    name = "planted" + (f"-{args.tag}" if args.tag else "") + ".partial.json"
+    (Path(__file__).parent / "results" / name).write_text(json.dumps(
+        {"benchmark": "planted", "partial": True, "finished": len(rows), **_budget(args), "max_T": args.max_T,
+         "q_min": args.q_min, "flagged": _fraction(sum(r["flagged"] for r in rows), len(rows)), "rows": rows},
+        indent=2, default=float) + "\n")
+
+
 def _fraction(k: int, n: int) -> dict:
     lo, hi = cp_interval(k, n, 0.05)
     return {"count": k, "of": n, "fraction": k / max(n, 1), "ci95": [float(lo), float(hi)]}
@@ -83,7 +108,10 @@ def main(argv=None):
     ap.add_argument("--config", default="examples/default.toml")
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--tag", default="")
+    ap.add_argument("--annotate", default=None, help="add the best grid pair of every miss to this results file")
     args = ap.parse_args(argv)
+    if args.annotate:
+        return annotate(Path(args.annotate))
     budget = _budget(args)
     t0 = time.monotonic()
     seeds = list(range(args.first_seed, args.first_seed + args.count))
@@ -99,6 +127,7 @@ def main(argv=None):
                   f"(witness true loss {row['witness_true_loss']:.3f}; planted T={reg['T']} p~{reg['centre']:.3g} "
                   f"{reg['pattern']} loss {reg['loss']:.2f} q_hi {reg['q_hi']:.1e}) {row['wall_seconds']:.0f} s",
                   flush=True)
+            _partial(args, rows)
         futs = [pool.submit(calibration_row, args.config, s, args.max_T, budget["seconds"], budget["max_samples"])
                 for s in range(args.calibration)]
         for f in futs:
@@ -119,6 +148,7 @@ def main(argv=None):
               f"code={reg['code']} loss={reg['loss']:.2f} q_hi={reg['q_hi']:.1e}; bound {m['lower_bound']:.3f}")
     name = "planted" + (f"-{args.tag}" if args.tag else "") + ".json"
     payload = {"benchmark": "planted", "config": args.config, "seeds": seeds,
+               "epsilon": make_plan(GTMConfig.load(args.config)).epsilon,
                "audit_seed_rule": f"audit seed = {AUDIT_SEED_OFFSET} + planted seed; calibration seeds 0..N-1",
                **budget, "max_T": args.max_T, "q_min": args.q_min, "workers": args.workers,
                "summary": summary, "rows": rows, "calibration": cal, "seconds_total": time.monotonic() - t0,

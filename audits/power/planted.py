@@ -193,3 +193,28 @@ def true_loss(deployment: PlantedDeployment, p, p_prime, codes) -> float:
     if a <= 0:
         return -math.inf
     return math.inf if b <= 0 else math.log(a / b)
+
+
+def best_grid_candidate(deployment: PlantedDeployment, *, min_probability: float = 1e-4) -> dict:
+    """The strongest pair of the auditor's coverage grid (:func:`audits.search.grid_candidates`) for
+    this planted deployment, from the planted law: largest loss on the leak event with probability
+    >= ``min_probability`` on the loaded side. Only grid levels within the band (+- 2 moves) are
+    scanned (elsewhere q is below its band value by the taper). Says whether a miss is a coverage
+    miss (no grid pair exceeds the claim) or an allocation miss (one does, the audit did not find it)."""
+    from ..search import GRID_LEVELS, direction_patterns
+
+    r = deployment.region
+    best = {"loss": -math.inf, "p": None, "p_prime": None, "probability": None, "pattern": None}
+    u_c = float(move_coordinate(r.centre, r.eps[0]))
+    for a in GRID_LEVELS:
+        if abs(float(move_coordinate(a, r.eps[0])) - u_c) > r.half_width + 2:
+            continue
+        p = [a] * r.T
+        for name, dirs in direction_patterns(r.T):
+            pp = list(neighbour(p, dirs, list(r.eps)))
+            for x, y in ((p, pp), (pp, p)):
+                prob = float(deployment.law(x)[r.code])
+                loss = true_loss(deployment, x, y, [r.code])
+                if prob >= min_probability and loss > best["loss"]:
+                    best = {"loss": loss, "p": list(x), "p_prime": list(y), "probability": prob, "pattern": name}
+    return best
