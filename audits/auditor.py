@@ -67,7 +67,9 @@ MIN_FIRST_ROUND = 50  # runs per input of the first round, at least
 class AuditProblem(Protocol):
     """What the engine needs to know about the audited mechanism. Candidates carry ``family`` and
     ``to_dict()``; inputs are hashable sequences. ``initial_samples`` (first-round runs per input)
-    overrides the engine's default when the problem's strongest events are rare (None: the default)."""
+    overrides the engine's default when the problem's strongest events are rare (None: the default, the
+    first round is then sized to the budget). ``explore`` (optional, default False): keep the best pairs
+    by the point estimate of their loss as well as by the projected bound in every halving round."""
 
     initial_samples: int | None
 
@@ -168,6 +170,7 @@ class GTMProblem:
     """Neighbouring Bernoulli streams for a GTM target; outputs are halting times."""
 
     initial_samples = None  # the engine's default
+    explore = True  # keep the best pairs by point estimate too (rare-event leaks, issue 20)
 
     def __init__(self, target: Target, eps_t, *, max_T: int = 50, oracle_plan=None, oracle_seconds: float = 10.0,
                  extra_candidates=()):
@@ -300,6 +303,8 @@ def first_round_runs(problem, book: SampleBook, settings: AuditSettings, pool: l
     is sized to FIRST_ROUND_SHARE of the selection budget (at most n0, at least MIN_FIRST_ROUND runs).
     With a sample budget this is arithmetic (reproducible); with a time budget the per-request cost
     is measured on a pilot of the first few inputs (at n0 runs, kept as part of the round)."""
+    if getattr(problem, "initial_samples", None):  # the problem fixes its first round (rare strong events)
+        return int(settings.n0)
     if settings.max_samples is not None:
         share = FIRST_ROUND_SHARE * settings.selection_share * settings.max_samples
         return int(min(settings.n0, max(MIN_FIRST_ROUND, share / max(n_inputs, 1))))
@@ -367,7 +372,9 @@ def select(problem, book: SampleBook, settings: AuditSettings, rng: np.random.Ge
         if book.budget_used() >= _selection_limit(settings, best):
             break
         keep = max(4, len(scores) // 4)
-        by_explore = sorted(scores, key=lambda s: -s.explore)
+        # exploration survivors only for problems that ask for them (the GTM: leaks on rare events may sit
+        # anywhere in the stream space); the SVT problems keep the exploitation-only halving
+        by_explore = sorted(scores, key=lambda s: -s.explore) if getattr(problem, "explore", False) else []
         survivors, seen = [], set()
         for s in scores[:keep] + [s for s in by_explore[:keep] if math.isfinite(s.explore)]:
             if id(s.candidate) not in seen:
