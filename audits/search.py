@@ -54,6 +54,7 @@ The neighbouring rule itself is :mod:`gtm_core.neighbours`.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -99,21 +100,23 @@ class Candidate:
 def neighbour(p, directions, eps_t, fraction: float = 1.0) -> tuple[float, ...]:
     """Move every p_t in its direction (+1 up, -1 down, 0 stay) by ``fraction`` of the allowed range
     (a step with eps_t = 0 stays exactly where it is)."""
-    out = []
-    for t, (pt, d) in enumerate(zip(p, directions), start=1):
-        lo, hi = neighbour_interval(float(pt), eps_at(eps_t, t))
-        target = hi if d > 0 and eps_at(eps_t, t) > 0 else lo if d < 0 and eps_at(eps_t, t) > 0 else pt
-        # float rounding can put the edge of the interval just outside it (1 - p tiny: the ratio of
-        # (1 - p') / (1 - p) carries a relative error ~1e-16 / (1 - p)); step back a little then, and
-        # stay put only when nothing works (subnormal p_t: p e^{-eps} can underflow to 0)
-        for shrink in (1.0, 1 - 1e-9, 1 - 1e-6, 1 - 1e-3):
-            moved = float(pt + shrink * fraction * (target - pt))
-            if is_neighbour([pt], [moved], eps_at(eps_t, t)):
-                break
-        else:
-            moved = float(pt)
-        out.append(moved)
-    return tuple(out)
+    return tuple(moved_level(float(pt), eps_at(eps_t, t), int(d), float(fraction))
+                 for t, (pt, d) in enumerate(zip(p, directions), start=1))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def moved_level(pt: float, eps: float, d: int, fraction: float = 1.0) -> float:
+    """One step of :func:`neighbour` (cached: the grid moves the same few levels many times)."""
+    lo, hi = neighbour_interval(pt, eps)
+    target = hi if d > 0 and eps > 0 else lo if d < 0 and eps > 0 else pt
+    # float rounding can put the edge of the interval just outside it (1 - p tiny: the ratio of
+    # (1 - p') / (1 - p) carries a relative error ~1e-16 / (1 - p)); step back a little then, and
+    # stay put only when nothing works (subnormal p_t: p e^{-eps} can underflow to 0)
+    for shrink in (1.0, 1 - 1e-9, 1 - 1e-6, 1 - 1e-3):
+        moved = float(pt + shrink * fraction * (target - pt))
+        if is_neighbour([pt], [moved], eps):
+            return moved
+    return float(pt)
 
 
 def _pair(p, dirs, eps_t, family, **params) -> list[Candidate]:
@@ -286,7 +289,7 @@ def oracle_candidates(plan, eps_t, max_T: int, **kwargs) -> list[Candidate]:
 def _dedupe(cands: list[Candidate]) -> list[Candidate]:
     seen, out = set(), []
     for c in cands:
-        key = (tuple(round(x, 12) for x in c.p), tuple(round(x, 12) for x in c.p_prime))
+        key = (c.p, c.p_prime)  # exact duplicates (rounding every level cost seconds on the grid)
         if key not in seen:
             seen.add(key)
             out.append(c)

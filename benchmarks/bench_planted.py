@@ -82,12 +82,14 @@ def annotate(path: Path) -> int:
     return 0
 
 
-def _partial(args, rows) -> None:
+def _partial(args, rows, cal=()) -> None:
     """The rows finished so far (a run cut short keeps them): results/planted[-tag].partial.json."""
     name = "planted" + (f"-{args.tag}" if args.tag else "") + ".partial.json"
     (Path(__file__).parent / "results" / name).write_text(json.dumps(
         {"benchmark": "planted", "partial": True, "finished": len(rows), **_budget(args), "max_T": args.max_T,
-         "q_min": args.q_min, "flagged": _fraction(sum(r["flagged"] for r in rows), len(rows)), "rows": rows},
+         "q_min": args.q_min, "flagged": _fraction(sum(r["flagged"] for r in rows), len(rows)), "rows": rows,
+         "calibration": list(cal),
+         "false_alarms": _fraction(sum(c["false_alarm"] for c in cal), len(cal)) if cal else None},
         indent=2, default=float) + "\n")
 
 
@@ -132,6 +134,7 @@ def main(argv=None):
                 for s in range(args.calibration)]
         for f in futs:
             cal.append(f.result())
+            _partial(args, rows, cal)
             if len(cal) % 20 == 0:
                 print(f"calibration {len(cal)}: {sum(c['false_alarm'] for c in cal)} false alarms", flush=True)
     flagged = sum(r["flagged"] for r in rows)
