@@ -8,9 +8,15 @@ epsilon, else ``no-violation-found``.
 
 Three phases (:func:`select`, :func:`validate`, :func:`estimate`), on disjoint samples:
 
-1. *Selection* (a share of the budget): successive halving over the candidate pairs - every
-   surviving pair is sampled more, ranked by the bound the final phase would report, the best
-   quarter survive, and the best few are refined (:func:`audits.search.refine`).
+1. *Selection* (a share of the budget): successive halving over the candidate pairs. The first
+   round samples every pair (runs per input sized to the budget, :func:`first_round_runs`); in each
+   later round the survivors are sampled twice as much, ranked by the bound the final phase would
+   report (exploitation) and by the point estimate of their loss (exploration), the best quarter
+   of each ranking survive, and the best few of each are refined (:func:`audits.search.refine`).
+   While no pair is projected above the claim the selection may use EXTENDED_SELECTION_SHARE of
+   the budget. The JSON's ``search`` section lists the families tried (pairs proposed / sampled),
+   the searched region and every skipped region with its reason (:func:`audits.search.coverage`),
+   and ``search.budget`` whether the budget could give a meaningful bound.
 2. *Validation*: the top pairs and their best events re-ranked on fresh samples (removes the
    winner's curse). The output is one pre-registered witness: a pair, an event and a direction.
 3. *Estimation*: fresh samples of the witness pair only. The planned number of runs M per input
@@ -51,12 +57,19 @@ SELECTION_Z = 1.5  # pessimism (in standard errors) of the selection-phase ranki
 VALIDATION_K = 8  # witnesses re-ranked on fresh samples before the estimation phase
 VALIDATION_EVENTS = 3  # events per witness candidate re-ranked in validation
 MIN_COUNT = 10  # an event needs this many selection hits on its likely side to be ranked
+EXPLORE_MIN_COUNT = 3  # ... and this many to be ranked by its point estimate (exploration)
+ESTIMATION_MIN_CHUNK = 1000  # the estimation phase re-plans while at least this many runs per input fit
+EXTENDED_SELECTION_SHARE = 0.6  # selection share while nothing is projected above the claim
+FIRST_ROUND_SHARE = 0.5  # at most this share of the selection budget goes to the first (coverage) round
+MIN_FIRST_ROUND = 50  # runs per input of the first round, at least
 
 
 class AuditProblem(Protocol):
     """What the engine needs to know about the audited mechanism. Candidates carry ``family`` and
     ``to_dict()``; inputs are hashable sequences. ``initial_samples`` (first-round runs per input)
-    overrides the engine's default when the problem's strongest events are rare (None: the default)."""
+    overrides the engine's default when the problem's strongest events are rare (None: the default, the
+    first round is then sized to the budget). ``explore`` (optional, default False): keep the best pairs
+    by the point estimate of their loss as well as by the projected bound in every halving round."""
 
     initial_samples: int | None
 
@@ -173,6 +186,7 @@ class GTMProblem:
     """Neighbouring Bernoulli streams for a GTM target; outputs are halting times."""
 
     initial_samples = None  # the engine's default
+    explore = True  # keep the best pairs by point estimate too (rare-event leaks, issue 20)
 
     def __init__(self, target: Target, eps_t, *, max_T: int = 50, oracle_plan=None, oracle_seconds: float = 10.0,
                  extra_candidates=()):
@@ -195,6 +209,10 @@ class GTMProblem:
 
     def refine(self, candidate, rng):
         return S.refine(candidate, self.eps_t, self.max_T, rng)
+
+    def coverage(self) -> dict:
+        """The searched region and what is skipped, with reasons (:func:`audits.search.coverage`)."""
+        return S.coverage(self.eps_t, self.max_T)
 
     def inputs(self, candidate):
         return candidate.p, candidate.p_prime
@@ -229,6 +247,7 @@ class ScoredCandidate:
     event: str
     membership: np.ndarray
     alternatives: tuple = ()
+    explore: float = -math.inf  # point estimate of the best event's loss (smoothed), for exploration
 
 
 @dataclass(frozen=True)
@@ -239,6 +258,8 @@ class Selection:
     best: ScoredCandidate
     rounds: int
     pairs_examined: int
+    first_round_runs: int = 0  # runs per input of the first (coverage) round
+    families: dict = field(default_factory=dict)  # per family: pairs proposed, scored, best score, runs
 
 
 @dataclass(frozen=True)
@@ -267,7 +288,15 @@ def score_candidate(problem, book: SampleBook, c, alpha: float) -> ScoredCandida
     order_ev = np.argsort(-proj)[:VALIDATION_EVENTS]
     alts = tuple((ev.names[k], ev.membership[k]) for k in order_ev if np.isfinite(proj[k]))
     i = int(order_ev[0])
-    best = ScoredCandidate(float(proj[i]), c, ev.names[i], ev.membership[i], alts)
+    kb_all = ev.counts(hb)
+    # exploration score: the smoothed point estimate of ln(P_A[E] / P_B[E]) of the best event seen at
+    # least EXPLORE_MIN_COUNT times on its likely side (no pessimism: rare events are not dropped
+    # before they have been sampled enough to be ranked by the projected bound)
+    with np.errstate(divide="ignore"):
+        point = np.log((ka_all + 0.5) / (book.nsel[a] + 1.0)) - np.log((kb_all + 0.5) / (book.nsel[b] + 1.0))
+    point = np.where(ka_all >= EXPLORE_MIN_COUNT, point, -np.inf)
+    explore = float(point.max()) if point.size else -math.inf
+    best = ScoredCandidate(float(proj[i]), c, ev.names[i], ev.membership[i], alts, explore)
     # likelihood-ratio level sets {codes: P_A/P_B >= tau} (Neyman-Pearson optimal events):
     # codes ordered on the even-numbered selection samples, sets scored on the odd-numbered
     # ones (a hold-out inside the selection phase, so the ranking does not chase noise)
@@ -284,54 +313,118 @@ def score_candidate(problem, book: SampleBook, c, alpha: float) -> ScoredCandida
         row = np.zeros(ev.n_codes, dtype=bool)
         row[order[: j + 1]] = True
         name = f"level-set({_codes_label(order[: j + 1], ev)})"
-        best = ScoredCandidate(float(lp[j]), c, name, row, ((name, row),) + alts)
+        best = ScoredCandidate(float(lp[j]), c, name, row, ((name, row),) + alts, explore)
     return best
+
+
+def first_round_runs(problem, book: SampleBook, settings: AuditSettings, pool: list, n_inputs: int) -> int:
+    """Runs per input of the first (coverage) round: every candidate must be seen once, so the round
+    is sized to FIRST_ROUND_SHARE of the selection budget (at most n0, at least MIN_FIRST_ROUND runs).
+    With a sample budget this is arithmetic (reproducible); with a time budget the per-request cost
+    is measured on a pilot of the first few inputs (at n0 runs, kept as part of the round)."""
+    if getattr(problem, "initial_samples", None):  # the problem fixes its first round (rare strong events)
+        return int(settings.n0)
+    if settings.max_samples is not None:
+        share = FIRST_ROUND_SHARE * settings.selection_share * settings.max_samples
+        return int(min(settings.n0, max(MIN_FIRST_ROUND, share / max(n_inputs, 1))))
+    pilot = pool[:8]
+    t0 = book.clock.elapsed()
+    for c in pilot:
+        for inp in problem.inputs(c):
+            book.ensure(inp, settings.n0, problem.events(c).n_codes)
+    spent = max(book.clock.elapsed() - t0, 1e-6)
+    per_request = spent / max(len({x for c in pilot for x in problem.inputs(c)}), 1)
+    left = FIRST_ROUND_SHARE * settings.selection_share * settings.seconds - book.clock.elapsed()
+    scale = left / max(per_request * n_inputs, 1e-9)
+    return int(min(settings.n0, max(MIN_FIRST_ROUND, settings.n0 * scale)))
 
 
 def select(problem, book: SampleBook, settings: AuditSettings, rng: np.random.Generator,
            bar: ProgressBar) -> Selection:
-    """Phase 1: successive halving - every surviving pair sampled more (n doubles each round), ranked by
-    :func:`score_candidate`, the best quarter kept and the best three refined, until the selection
-    share of the budget is spent."""
+    """Phase 1: successive halving. The first round sees every candidate (sized to the budget by
+    :func:`first_round_runs`); in every later round the survivors are sampled twice as much, the
+    best quarter by the projected final bound (exploitation) plus the best quarter by the point
+    estimate of the loss (exploration: rare events, seen only a few times, are not dropped before
+    they can be ranked) are kept, and the best three by each ranking are refined - until the
+    selection share of the budget is spent."""
     pool = problem.initial_candidates()
     # a time-limited first round must still see every family: visit candidates in random order,
     # cheap (short) ones first
     perm = rng.permutation(len(pool))
     pool = sorted((pool[i] for i in perm), key=lambda c: _cost_class(problem, c))
     examined = {id(c): c for c in pool}
-    n_round = settings.n0
+    n_inputs = len({x for c in pool for x in problem.inputs(c)})
+    n_round = first_round_runs(problem, book, settings, pool, n_inputs)
+    first_n = n_round
+    fam: dict[str, dict] = {}
+    for c in pool:
+        fam.setdefault(_family(c), {"proposed": 0, "scored": 0, "last_round": 0, "best_score": -math.inf})
+        fam[_family(c)]["proposed"] += 1
     rounds = 0
     best = None
     scores: list[ScoredCandidate] = []
+    scored_ids: set[int] = set()
     while True:
         rounds += 1
         scores = []
         for c in pool:
-            if book.budget_used() >= settings.selection_share and len(scores) >= 8:
+            if book.budget_used() >= _selection_limit(settings, best) and len(scores) >= 8:
                 break
             a, b = problem.inputs(c)
             n_codes = problem.events(c).n_codes
             book.ensure(a, n_round, n_codes)
             book.ensure(b, n_round, n_codes)
-            scores.append(score_candidate(problem, book, c, settings.alpha))
+            sc = score_candidate(problem, book, c, settings.alpha)
+            scores.append(sc)
+            f = fam.setdefault(_family(c), {"proposed": 0, "scored": 0, "last_round": 0, "best_score": -math.inf})
+            if id(c) not in scored_ids:
+                scored_ids.add(id(c))
+                f["scored"] += 1
+            f["last_round"] = rounds
+            f["best_score"] = max(f["best_score"], sc.score)
             bar.update(book.progress_done(),
                        f"selection round {rounds}: {len(scores)}/{len(pool)} pairs, n={n_round}, "
                        f"best projected bound {max(s.score for s in scores):.3f}")
         scores.sort(key=lambda s: -s.score)
         if scores:
             best = scores[0]
-        if book.budget_used() >= settings.selection_share:
+        if book.budget_used() >= _selection_limit(settings, best):
             break
         keep = max(4, len(scores) // 4)
-        survivors = [s.candidate for s in scores[:keep]]
+        # exploration survivors only for problems that ask for them (the GTM: leaks on rare events may sit
+        # anywhere in the stream space); the SVT problems keep the exploitation-only halving
+        by_explore = sorted(scores, key=lambda s: -s.explore) if getattr(problem, "explore", False) else []
+        survivors, seen = [], set()
+        for s in scores[:keep] + [s for s in by_explore[:keep] if math.isfinite(s.explore)]:
+            if id(s.candidate) not in seen:
+                seen.add(id(s.candidate))
+                survivors.append(s.candidate)
         fresh = []
-        for s in scores[:3]:
+        for s in scores[:3] + by_explore[:3]:
             for r in problem.refine(s.candidate, rng):
                 examined.setdefault(id(r), r)
+                fam.setdefault(_family(r), {"proposed": 0, "scored": 0, "last_round": 0, "best_score": -math.inf})
+                fam[_family(r)]["proposed"] += 1
                 fresh.append(r)
         pool = survivors + fresh
         n_round *= 2
-    return Selection(ranked=tuple(scores), best=best, rounds=rounds, pairs_examined=len(examined))
+    return Selection(ranked=tuple(scores), best=best, rounds=rounds, pairs_examined=len(examined),
+                     first_round_runs=first_n, families=fam)
+
+
+def _selection_limit(settings: AuditSettings, best) -> float:
+    """Share of the budget the selection may use: ``selection_share``, extended up to
+    EXTENDED_SELECTION_SHARE while no candidate is projected to exceed the claim (more search is then
+    worth more than a tighter final bound on a pair that cannot refute the claim). The final test is
+    on fresh samples, so this data-dependent split does not affect its validity."""
+    if best is not None and best.score > settings.epsilon:
+        return settings.selection_share
+    return max(settings.selection_share, EXTENDED_SELECTION_SHARE)
+
+
+def _family(c) -> str:
+    return str(getattr(c, "family", "candidate")).split("+")[0] + ("+refined" if "+refined" in str(
+        getattr(c, "family", "")) else "")
 
 
 def validate(problem, book: SampleBook, settings: AuditSettings, selection: Selection,
@@ -396,13 +489,15 @@ def estimate(problem, book: SampleBook, settings: AuditSettings, witness: Scored
         M += m
         na += ma
         nb += mb
-        if not replanned and settings.max_samples is None:
-            # re-plan once from the speed of large requests (small selection requests overstate
-            # the per-run cost); this uses timing only, never the samples' values
+        if settings.max_samples is None:
+            # re-plan after every chunk from the speed of this phase's own requests (small selection
+            # requests overstate the per-run cost), so a slow target still uses its whole budget; this
+            # uses timing only, never the samples' values (the stopping rule stays data-independent)
             replanned = True
             per_run = final_secs / max(na + nb, 1) * 2
-            extra = int(max(book.clock.left(), 0.0) * 0.9 / per_run)
-            n_final = max(n_final, M + extra)
+            extra = int(max(book.clock.left(), 0.0) * 0.9 / max(per_run, 1e-12))
+            if extra >= ESTIMATION_MIN_CHUNK:
+                n_final = max(n_final, M + extra)
         bar.update(book.progress_done(), f"estimation {M}/{n_final} runs per stream")
     return Estimation(hist_a=ha, hist_b=hb, n_a=na, n_b=nb, runs_mean=M)
 
@@ -480,14 +575,50 @@ def _result(problem, book: SampleBook, settings: AuditSettings, selection: Selec
     bound_reported = max(bound, 0.0) if math.isfinite(bound) else 0.0
     verdict = VIOLATION if bound > settings.epsilon else NO_VIOLATION
     top = [{"score": sc.score, "event": sc.event, "pair": sc.candidate.to_dict()} for sc in selection.ranked[:5]]
+    families = {name: {**f, "best_score": f["best_score"] if math.isfinite(f["best_score"]) else None,
+                       "not_visited": f["proposed"] - f["scored"]}
+                for name, f in sorted(selection.families.items())}
+    coverage = problem.coverage() if hasattr(problem, "coverage") else {}
+    unvisited = sum(f["not_visited"] for name, f in families.items() if not name.endswith("+refined"))
+    if unvisited:
+        coverage = {**coverage, "skipped": list(coverage.get("skipped", [])) + [
+            {"region": f"{unvisited} proposed pairs never sampled", "reason": "the selection budget ran out during "
+             "the first round (see families.*.not_visited)"}]}
+    budget = budget_assessment(settings, book, k_a, k_b, M, alpha)
     return AuditResult(
         verdict=verdict, epsilon_claimed=settings.epsilon, epsilon_lower_bound=float(bound_reported),
         confidence=settings.confidence, witness=witness, samples=int(book.samples), seconds=book.clock.elapsed(),
         seed=settings.seed, target=target_name, per_event=per_event,
         search={"rounds": selection.rounds, "pairs_examined": selection.pairs_examined, "selection_top": top,
-                "projected_bound": chosen.score, "final_runs_per_stream": na},
+                "projected_bound": chosen.score, "final_runs_per_stream": na,
+                "first_round_runs_per_input": selection.first_round_runs, "families": families,
+                "coverage": coverage, "budget": budget},
         method=METHOD,
     )
+
+
+def budget_assessment(settings: AuditSettings, book: SampleBook, k_a: int, k_b: int, runs_mean: int,
+                      alpha: float) -> dict:
+    """How much of the budget was used, and whether it was large enough for a meaningful bound.
+
+    ``best_reachable_bound``: the largest bound the conditional test could have reported on the
+    witness event with the hits it got, had all of them fallen on the first input
+    (:func:`audits.statistics.conditional_loss_lower_bound` of (k_A + k_B, 0)) - a property of the
+    budget, not of the deployment. Below the claimed epsilon, no violation could have been found on
+    this event however large the true loss: the JSON then carries a warning."""
+    reach = float(conditional_loss_lower_bound(int(k_a) + int(k_b), 0, alpha))
+    out = {"seconds": settings.seconds, "max_samples": settings.max_samples, "samples_used": int(book.samples),
+           "seconds_used": book.clock.elapsed(),
+           "time_share_used": (book.clock.elapsed() / settings.seconds) if settings.seconds else None,
+           "final_runs_per_input": int(runs_mean),
+           "best_reachable_bound": reach if math.isfinite(reach) else None,
+           "meaningful": bool(reach > settings.epsilon), "warning": None}
+    if not reach > settings.epsilon:
+        out["warning"] = (f"budget too small for a meaningful bound: with {int(runs_mean)} runs per input the witness "
+                          f"event got {int(k_a) + int(k_b)} hits, so the best bound reachable was "
+                          f"{reach if math.isfinite(reach) else float('-inf'):.3f} <= claimed epsilon "
+                          f"{settings.epsilon:g}")
+    return out
 
 
 def _norm_isf(x: float) -> float:

@@ -138,3 +138,45 @@ def test_the_reference_gtm_is_audited_through_its_budget_stops():
               progress=False, max_T=3)
     stops = {e.event: e for e in r.per_event}["stop"]
     assert stops.count > 0 and stops.count_prime > 0
+
+
+def test_slow_target_uses_its_whole_time_budget(plan):
+    """A correct but slow deployment (0.05 s per request): the audit re-plans its estimation phase from
+    the measured throughput and uses >= 90% of a 10 s budget (issue 20); the JSON records the share."""
+    import time as _time
+
+    inner = SimulatorTarget(plan)
+
+    def slow(p, n, seed):
+        _time.sleep(0.05)
+        return inner.sample(p, n, seed).halt
+
+    r = audit(CallableTarget(slow, max_T=10), epsilon=1.0, eps_t=0.1, seconds=10, seed=0, progress=False, max_T=10)
+    budget = r.search["budget"]
+    assert budget["time_share_used"] >= 0.9 and r.seconds >= 9.0 and r.seconds < 10 + 3.0
+    assert budget["final_runs_per_input"] > 0
+
+
+def test_budget_too_small_is_reported(plan):
+    """4000 runs in all give at most 4000 hits on any event, so the conditional test can never exceed
+    ln(4000 / -ln(0.05)) ~ 7.2: a claim of 8 cannot be refuted, and the JSON says so (warning + the best
+    reachable bound). Companion: with 1e6 runs and the claim 1 the budget is meaningful, no warning."""
+    r = audit(SimulatorTarget(plan), epsilon=8.0, eps_t=0.1, seconds=None, max_samples=4000, seed=0,
+              progress=False, max_T=3)
+    budget = r.search["budget"]
+    assert not budget["meaningful"] and "budget too small" in budget["warning"]
+    assert budget["best_reachable_bound"] is None or budget["best_reachable_bound"] < 8.0
+    big = audit(SimulatorTarget(plan), epsilon=1.0, eps_t=0.1, seconds=None, max_samples=1_000_000, seed=0,
+                progress=False, max_T=3)
+    assert big.search["budget"]["meaningful"] and big.search["budget"]["warning"] is None
+
+
+def test_search_section_lists_families_and_skipped_regions(plan):
+    r = audit(SimulatorTarget(plan), epsilon=1.0, eps_t=0.1, seconds=None, max_samples=300_000, seed=2,
+              progress=False, max_T=4)
+    s = r.search
+    assert {"grid", "mixed", "laplace"} <= set(s["families"])
+    assert s["families"]["grid"]["scored"] == s["families"]["grid"]["proposed"]  # the first round sees all
+    cov = s["coverage"]
+    assert cov["probability_range"] == [1e-9, 1 - 1e-9] and cov["lengths"] == [1, 2, 3, 4]
+    assert all(item["reason"] for item in cov["skipped"])

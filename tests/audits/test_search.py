@@ -21,7 +21,7 @@ def test_initial_candidates_are_neighbours_and_cover_families():
     cands = S.initial_candidates(0.1, 50)
     assert all(is_neighbour(c.p, c.p_prime, 0.1, slack=1e-9) for c in cands)
     fams = {c.family for c in cands}
-    assert {"constant", "ramp", "mixed", "tiny", "laplace"} <= fams
+    assert {"grid", "constant", "ramp", "mixed", "laplace"} <= fams
     # both directions of a pair are present
     keys = {(c.p, c.p_prime) for c in cands}
     assert all((c.p_prime, c.p) in keys for c in cands)
@@ -59,3 +59,30 @@ def test_oracle_candidates_are_neighbours():
     cands = S.oracle_candidates(plan, 0.1, 10, horizon=2, seconds=3)
     assert cands and all(c.family == "exact-oracle" and is_neighbour(c.p, c.p_prime, 0.1, slack=1e-9)
                          for c in cands)
+
+
+def test_grid_covers_the_probability_range_lengths_and_patterns():
+    """Issue 20: levels 1e-9 .. 1 - 1e-9 on the logit scale, every length up to 10, every pattern."""
+    assert S.GRID_LEVELS[0] == pytest.approx(1e-9) and S.GRID_LEVELS[-1] == pytest.approx(1 - 1e-9)
+    logits = np.log(np.array(S.GRID_LEVELS)) - np.log1p(-np.array(S.GRID_LEVELS))
+    assert np.allclose(np.diff(logits), S.GRID_LOGIT_STEP) and S.GRID_LOGIT_STEP < 1.5
+    assert S.grid_lengths(10) == list(range(1, 11))
+    long = S.grid_lengths(50)
+    assert long[-1] == 50 and all(b / a <= 1.3 for a, b in zip(long[9:], long[10:]))
+    names = [n for n, _ in S.direction_patterns(6)]
+    assert names == ["up", "down", "mixed-1", "mixed-2", "mixed-3", "mixed-4", "mixed-5", "alternating"]
+    cands = S.grid_candidates(0.1, 4)
+    assert all(is_neighbour(c.p, c.p_prime, 0.1, slack=1e-9) and c.p != c.p_prime for c in cands)
+    assert {(c.params["T"], c.params["pattern"]) for c in cands} >= {(4, "mixed-3"), (4, "alternating"), (1, "down")}
+    # the documented skips: lengths between the geometric grid points, with a reason
+    cov = S.coverage(0.1, 50)
+    assert cov["lengths"] == long and "11" in cov["skipped"][2]["region"] and cov["skipped"][2]["reason"]
+
+
+def test_neighbour_moves_next_to_one():
+    """Float rounding near p = 1 used to keep p' = p (a blind spot for p > 1 - 1e-7); the move is kept
+    inside the rule by stepping back a hair instead."""
+    p = 1 - 4.1610583201290297e-08
+    down = S.neighbour([p], [-1], 0.1)[0]
+    assert down < p and is_neighbour([p], [down], 0.1)
+    assert (1 - down) / (1 - p) == pytest.approx(math.exp(0.1), rel=1e-6)

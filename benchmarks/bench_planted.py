@@ -1,0 +1,166 @@
+"""Planted-violation suite (tests of the tester, issue 20): how often does the auditor find a leak
+planted in a small random region of the input space?
+
+    python -m benchmarks.bench_planted [--count 50] [--first-seed 0] [--seconds 60 | --max-samples N]
+                                       [--calibration 200] [--max-T 10] [--q-min 1e-3] [--workers 2]
+
+Seed rule (fixed before looking at any result): planted deployments 0..count-1
+(:func:`audits.power.planted.plant`), each audited once with audit seed 1000 + planted seed;
+the calibration audits (the correct GTM, same budget) use audit seeds 0..calibration-1. Default
+configuration examples/default.toml (claimed eps = 1, eps_t = 0.1), in-process targets
+(:class:`audits.targets.CallableTarget` around :class:`audits.power.planted.PlantedDeployment`, the
+vectorised simulator plus the leak), ``--max-T`` = the audit's longest stream = the longest planted
+region. A planted deployment is *flagged* when the audit's verdict is ``violation``; the witness'
+true loss (planted law: the GTM's numerical law plus the leak) is reported for every audit, and
+every miss with where it was planted. The fractions carry two-sided 95% Clopper-Pearson intervals.
+
+Writes benchmarks/results/planted[-<tag>].json with machine information.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from audits.auditor import audit
+from audits.power.planted import PlantedDeployment, best_grid_candidate, plant, planted_pair, true_loss
+from audits.statistics import cp_interval
+from audits.targets import CallableTarget, SimulatorTarget
+from benchmarks.machine import machine_info
+from gtm_core.config import GTMConfig
+from gtm_core.planners import make_plan
+
+AUDIT_SEED_OFFSET = 1000
+
+
+def _budget(args) -> dict:
+    return dict(seconds=args.seconds if args.max_samples is None else None, max_samples=args.max_samples)
+
+
+def planted_row(config: str, seed: int, max_T: int, q_min: float, seconds, max_samples) -> dict:
+    plan = make_plan(GTMConfig.load(config))
+    region = plant(plan, seed, max_T=max_T, q_min=q_min)
+    dep = PlantedDeployment(plan, region)
+    t0 = time.monotonic()
+    r = audit(CallableTarget(dep, name=f"planted-{seed}", max_T=max_T), epsilon=plan.epsilon,
+              eps_t=plan.step(1).eps_t, seconds=seconds, max_samples=max_samples, seed=AUDIT_SEED_OFFSET + seed,
+              progress=False, max_T=max_T)
+    wall = time.monotonic() - t0
+    w = r.witness.to_dict()
+    loaded, other = planted_pair(region)
+    return {"seed": seed, "flagged": r.violation, "lower_bound": r.epsilon_lower_bound, "wall_seconds": wall,
+            "samples": r.samples, "witness_true_loss": true_loss(dep, w["p"], w["p_prime"], w["event_codes"]),
+            "witness": {"p": w["p"], "p_prime": w["p_prime"], "event": w["event"], "family": w["family"]},
+            "planted_pair_loss": true_loss(dep, loaded, other, [region.code]), "region": region.to_dict(),
+            "budget_warning": r.search.get("budget", {}).get("warning")}
+
+
+def calibration_row(config: str, seed: int, max_T: int, seconds, max_samples) -> dict:
+    plan = make_plan(GTMConfig.load(config))
+    r = audit(SimulatorTarget(plan), epsilon=plan.epsilon, eps_t=plan.step(1).eps_t, seconds=seconds,
+              max_samples=max_samples, seed=seed, progress=False, max_T=max_T)
+    return {"seed": seed, "lower_bound": r.epsilon_lower_bound, "false_alarm": r.violation}
+
+
+def annotate(path: Path) -> int:
+    """Coverage vs allocation: for every miss of a results file, the strongest coverage-grid pair of the
+    planted law (:func:`audits.power.planted.best_grid_candidate`)."""
+    doc = json.loads(path.read_text())
+    plan = make_plan(GTMConfig.load(doc["config"]))
+    for m in doc["summary"]["misses"]:
+        region = plant(plan, m["seed"], max_T=doc["max_T"], q_min=doc["q_min"])
+        m["best_grid_candidate"] = best_grid_candidate(PlantedDeployment(plan, region))
+        print(f"miss {m['seed']}: best grid pair loss {m['best_grid_candidate']['loss']:.3f} at event probability "
+              f"{m['best_grid_candidate']['probability']:.2e} ({m['best_grid_candidate']['pattern']})", flush=True)
+    doc["summary"]["misses_in_grid"] = sum(m["best_grid_candidate"]["loss"] > doc.get("epsilon", 1.0)
+                                           for m in doc["summary"]["misses"])
+    path.write_text(json.dumps(doc, indent=2, default=float) + "\n")
+    return 0
+
+
+def _partial(args, rows, cal=()) -> None:
+    """The rows finished so far (a run cut short keeps them): results/planted[-tag].partial.json."""
+    name = "planted" + (f"-{args.tag}" if args.tag else "") + ".partial.json"
+    (Path(__file__).parent / "results" / name).write_text(json.dumps(
+        {"benchmark": "planted", "partial": True, "finished": len(rows), **_budget(args), "max_T": args.max_T,
+         "q_min": args.q_min, "flagged": _fraction(sum(r["flagged"] for r in rows), len(rows)), "rows": rows,
+         "calibration": list(cal),
+         "false_alarms": _fraction(sum(c["false_alarm"] for c in cal), len(cal)) if cal else None},
+        indent=2, default=float) + "\n")
+
+
+def _fraction(k: int, n: int) -> dict:
+    lo, hi = cp_interval(k, n, 0.05)
+    return {"count": k, "of": n, "fraction": k / max(n, 1), "ci95": [float(lo), float(hi)]}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--count", type=int, default=50)
+    ap.add_argument("--first-seed", type=int, default=0)
+    ap.add_argument("--seconds", type=float, default=60.0)
+    ap.add_argument("--max-samples", type=int, default=None)
+    ap.add_argument("--calibration", type=int, default=0, help="audits of the correct deployment (seeds 0..N-1)")
+    ap.add_argument("--max-T", type=int, default=10)
+    ap.add_argument("--q-min", type=float, default=1e-3)
+    ap.add_argument("--config", default="examples/default.toml")
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--tag", default="")
+    ap.add_argument("--annotate", default=None, help="add the best grid pair of every miss to this results file")
+    args = ap.parse_args(argv)
+    if args.annotate:
+        return annotate(Path(args.annotate))
+    budget = _budget(args)
+    t0 = time.monotonic()
+    seeds = list(range(args.first_seed, args.first_seed + args.count))
+    rows, cal = [], []
+    with ProcessPoolExecutor(max_workers=args.workers) as pool:
+        futs = [pool.submit(planted_row, args.config, s, args.max_T, args.q_min, budget["seconds"],
+                            budget["max_samples"]) for s in seeds]
+        for f in futs:
+            row = f.result()
+            rows.append(row)
+            reg = row["region"]
+            print(f"planted {row['seed']:3d}: {'FLAGGED' if row['flagged'] else 'missed '} bound {row['lower_bound']:.3f} "
+                  f"(witness true loss {row['witness_true_loss']:.3f}; planted T={reg['T']} p~{reg['centre']:.3g} "
+                  f"{reg['pattern']} loss {reg['loss']:.2f} q_hi {reg['q_hi']:.1e}) {row['wall_seconds']:.0f} s",
+                  flush=True)
+            _partial(args, rows)
+        futs = [pool.submit(calibration_row, args.config, s, args.max_T, budget["seconds"], budget["max_samples"])
+                for s in range(args.calibration)]
+        for f in futs:
+            cal.append(f.result())
+            _partial(args, rows, cal)
+            if len(cal) % 20 == 0:
+                print(f"calibration {len(cal)}: {sum(c['false_alarm'] for c in cal)} false alarms", flush=True)
+    flagged = sum(r["flagged"] for r in rows)
+    within_60 = sum(r["flagged"] and r["wall_seconds"] <= 60 for r in rows)
+    misses = [{"seed": r["seed"], "region": r["region"], "lower_bound": r["lower_bound"],
+               "witness_true_loss": r["witness_true_loss"]} for r in rows if not r["flagged"]]
+    summary = {"flagged": _fraction(flagged, len(rows)), "flagged_within_60s_wall": _fraction(within_60, len(rows)),
+               "false_alarms": _fraction(sum(c["false_alarm"] for c in cal), len(cal)) if cal else None,
+               "misses": misses}
+    print(json.dumps({k: v for k, v in summary.items() if k != "misses"}))
+    for m in misses:
+        reg = m["region"]
+        print(f"  missed seed {m['seed']}: T={reg['T']} centre p={reg['centre']:.3g} pattern={reg['pattern']} "
+              f"code={reg['code']} loss={reg['loss']:.2f} q_hi={reg['q_hi']:.1e}; bound {m['lower_bound']:.3f}")
+    name = "planted" + (f"-{args.tag}" if args.tag else "") + ".json"
+    payload = {"benchmark": "planted", "config": args.config, "seeds": seeds,
+               "epsilon": make_plan(GTMConfig.load(args.config)).epsilon,
+               "audit_seed_rule": f"audit seed = {AUDIT_SEED_OFFSET} + planted seed; calibration seeds 0..N-1",
+               **budget, "max_T": args.max_T, "q_min": args.q_min, "workers": args.workers,
+               "summary": summary, "rows": rows, "calibration": cal, "seconds_total": time.monotonic() - t0,
+               "machine": machine_info()}
+    path = Path(__file__).parent / "results" / name
+    path.write_text(json.dumps(payload, indent=2, default=float) + "\n")
+    ok = flagged >= 0.9 * len(rows) and not any(c["false_alarm"] for c in cal)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
