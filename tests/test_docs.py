@@ -203,14 +203,24 @@ def _without_comment(line: str) -> str:
     lexer = shlex.shlex(line, posix=True)
     lexer.whitespace_split = True
     lexer.commenters = "#"
-    return " ".join(p if p in ("&&", "||", ";") else shlex.quote(p) for p in lexer)
+    return " ".join(p if p in ("&&", "||", ";") + REDIRECTIONS else shlex.quote(p) for p in lexer)
+
+
+REDIRECTIONS = (">", ">>", "2>", "2>>", "<")  # a redirection's target is a file, not an argument
 
 
 def simple_commands(cmd: Command) -> list[list[str]]:
     """Split a command line on &&, || and ; into argument lists."""
     argv = shlex.split(cmd.text)
     out, cur = [], []
+    skip_next = False
     for tok in argv:
+        if skip_next:
+            skip_next = False
+            continue
+        if tok in REDIRECTIONS:
+            skip_next = True
+            continue
         if tok in ("&&", "||", ";"):
             out.append(cur)
             cur = []
@@ -260,6 +270,9 @@ def _argv_problems(argv: list[str], outputs: set[str], block: Block) -> list[str
             problems.append("only `. .venv/bin/activate` is sourced")
     elif prog == "pip":
         problems += _pip_problems(args)
+    elif prog in ("head", "cat"):  # reading an output a previous command of the block wrote
+        if not args:
+            problems.append(f"{prog} without a file")
     else:
         problems.append(f"unknown program {prog!r}")
     return problems
