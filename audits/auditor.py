@@ -507,6 +507,20 @@ METHOD = ("two-phase: successive-halving selection, then one pre-registered witn
           "P[E] / (P[E] + P'[E]) given the total count)")
 
 
+TIMING_KEYS = ("seconds", "execution")  # where and how long an audit ran: not part of its result
+BUDGET_TIMING_KEYS = ("seconds_used", "time_share_used")
+
+
+def without_timings(doc: dict) -> dict:
+    """An audit's JSON (``AuditResult.to_dict()``) without what depends on where and how fast it ran:
+    two runs with the same seed and sample budget agree on everything that is left."""
+    out = {k: v for k, v in doc.items() if k not in TIMING_KEYS}
+    if isinstance(out.get("search"), dict) and isinstance(out["search"].get("budget"), dict):
+        budget = {k: v for k, v in out["search"]["budget"].items() if k not in BUDGET_TIMING_KEYS}
+        out["search"] = {**out["search"], "budget": budget}
+    return out
+
+
 DEADLINE_GRACE_SECONDS = 1.5  # how far past --seconds a target's answer is still awaited
 
 

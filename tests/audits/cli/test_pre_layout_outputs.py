@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from audits.auditor import without_timings
+
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / "tests" / "fixtures" / "pre_layout"
 
@@ -37,14 +39,8 @@ def _gtm(*args, timeout=900):
 
 
 def _without_timings(doc: dict) -> dict:
-    """The document without its wall-clock fields (total seconds, seconds used by the budget)."""
-    doc = json.loads(json.dumps(doc))
-    doc.pop("seconds")
-    doc.pop("execution", None)  # where and how fast it ran (issue 19): placement and timing only
-    budget = doc["search"]["budget"]
-    for key in ("seconds_used", "time_share_used"):
-        budget.pop(key)
-    return doc
+    """The document without its wall-clock fields (total seconds, placement, seconds used by the budget)."""
+    return without_timings(json.loads(json.dumps(doc)))
 
 
 def _seeded_audit(tmp_path, seed: int, tag: str = "") -> dict:
