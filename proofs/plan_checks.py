@@ -296,7 +296,7 @@ def noise_integrated_tails(sp, *, mu1: float) -> dict:
     with the exact engine's arb closed form (gtm_core.exact_noise_calibration.certify_step):
     Pr[continue | eta_1 = mu_1, p = p*] <= beta^II_t and Pr[halt | eta_1 = 0, p = p_bar] <= beta^I_t,
     both integrated exactly over eta_2,t and the Poisson count."""
-    from gtm_core.exact_noise_calibration import certify_step
+    from gtm_core.planners.exact_noise import certify_step
 
     return certify_step(sp.s, sp.c, sp.rho, eps_t=sp.eps_t, tau2=sp.tau2, mu1=mu1, p_star=sp.p_star,
                         p_bar=sp.p_bar, beta_I=sp.beta_I, beta_II=sp.beta_II, t=sp.t)

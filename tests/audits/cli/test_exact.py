@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from audits.cli import exact as cmd_exact
 from audits.cli import cli
 from gtm_core import make_plan as real_make_plan
-from gtm_core.exact_search import perturbed_plan
+from gtm_core.exact import perturbed_plan
 
 
 def _run(args):
