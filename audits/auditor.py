@@ -59,6 +59,10 @@ VALIDATION_EVENTS = 3  # events per witness candidate re-ranked in validation
 MIN_COUNT = 10  # an event needs this many selection hits on its likely side to be ranked
 EXPLORE_MIN_COUNT = 3  # ... and this many to be ranked by its point estimate (exploration)
 ESTIMATION_MIN_CHUNK = 1000  # the estimation phase re-plans while at least this many runs per input fit
+ESTIMATION_CHUNK = 16_000_000  # runs per input of one estimation request group with a sample budget: a
+# fixed number (placement-independent: the chunks' Poisson draws are part of the result), large enough that
+# 2..32 workers each get whole 10^6-run batches per round trip
+TIMED_CHUNK_PER_WORKER = 1_000_000  # with a time budget: runs per input and worker between two re-plans
 EXTENDED_SELECTION_SHARE = 0.6  # selection share while nothing is projected above the claim
 FIRST_ROUND_SHARE = 0.5  # at most this share of the selection budget goes to the first (coverage) round
 MIN_FIRST_ROUND = 50  # runs per input of the first round, at least
@@ -478,7 +482,7 @@ def estimate(problem, book: SampleBook, settings: AuditSettings, witness: Scored
     while M < n_final:
         if M > 0 and book.clock.left() <= 0:
             break  # hard time budget: the stopping rule depends on the clock only (whole chunks)
-        chunk = max(1000, min(n_final // 8 if not replanned else n_final, 1_000_000))
+        chunk = max(1000, min(n_final // 8 if not replanned else n_final, estimation_chunk(settings, book.executor)))
         m = min(chunk, n_final - M)
         ma, mb = int(counts_rng.poisson(m)), int(counts_rng.poisson(m))
         t0 = time.monotonic()
@@ -500,6 +504,15 @@ def estimate(problem, book: SampleBook, settings: AuditSettings, witness: Scored
                 n_final = max(n_final, M + extra)
         bar.update(book.progress_done(), f"estimation {M}/{n_final} runs per stream")
     return Estimation(hist_a=ha, hist_b=hb, n_a=na, n_b=nb, runs_mean=M)
+
+
+def estimation_chunk(settings: AuditSettings, executor) -> int:
+    """Largest request group (runs per input) of the estimation phase. With a sample budget it is the fixed
+    :data:`ESTIMATION_CHUNK` (the result must not depend on where it ran); with a time budget it scales with
+    the workers (the result is not reproducible anyway, and the phase re-plans between groups)."""
+    if settings.max_samples is not None:
+        return ESTIMATION_CHUNK
+    return TIMED_CHUNK_PER_WORKER * max(1, int(getattr(executor, "workers", 1)))
 
 
 METHOD = ("two-phase: successive-halving selection, then one pre-registered witness on fresh samples; "
@@ -559,6 +572,7 @@ def run_audit(
     book = SampleBook(problem, settings, clock, Seeds(seed), executor)
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0xA0D17]))
     bar = ProgressBar(progress, seconds if seconds is not None else float(max_samples))
+    book.on_progress = bar.update  # every batch moves the bar, wherever it ran
 
     selection = select(problem, book, settings, rng, bar)
     witness = validate(problem, book, settings, selection, bar)

@@ -126,10 +126,13 @@ class Executor:
     def __init__(self):
         self.stats = ExecutionStats()
 
-    def histograms(self, problem, requests: Sequence[Request], n_codes: int) -> list[tuple[np.ndarray, np.ndarray | None]]:
+    def histograms(self, problem, requests: Sequence[Request], n_codes: int,
+                   on_batch=None) -> list[tuple[np.ndarray, np.ndarray | None]]:
+        """One ``(hist, half_hist)`` per request; ``on_batch(runs)`` (optional) is called as each batch
+        finishes, in completion order (progress only: the histograms are reduced in batch order)."""
         t0 = time.monotonic()
         jobs = [(k, batch_seed(r.seed, i), m) for k, r in enumerate(requests) for i, m in enumerate(batch_sizes(r.n))]
-        results = self._run(problem, requests, jobs, n_codes)
+        results = self._run(problem, requests, jobs, n_codes, on_batch or (lambda runs: None))
         self.stats.wall_seconds += time.monotonic() - t0
         out: list[list] = [[np.zeros(n_codes, dtype=np.int64), np.zeros(n_codes, dtype=np.int64) if r.half else None]
                            for r in requests]
@@ -140,8 +143,12 @@ class Executor:
                 out[k][1] = out[k][1] + res.half
         return [(h, h1) for h, h1 in out]
 
-    def _run(self, problem, requests, jobs, n_codes) -> list[BatchResult]:
-        return [sample_batch(problem, requests[k].inp, m, s, n_codes, requests[k].half) for k, s, m in jobs]
+    def _run(self, problem, requests, jobs, n_codes, on_batch) -> list[BatchResult]:
+        out = []
+        for k, s, m in jobs:
+            out.append(sample_batch(problem, requests[k].inp, m, s, n_codes, requests[k].half))
+            on_batch(m)
+        return out
 
     def map_ordered(self, fn, items: Sequence, *, deadline: float | None = None) -> list:
         """``[fn(x) for x in items]`` in order; with ``deadline`` (``time.monotonic()``) no new item starts
@@ -232,16 +239,20 @@ class DaskExecutor(Executor):
         """Process id of every worker (for process accounting and fault tests)."""
         return self.client.run(os.getpid)
 
-    def _run(self, problem, requests, jobs, n_codes) -> list[BatchResult]:
-        from distributed import KilledWorker
+    def _run(self, problem, requests, jobs, n_codes, on_batch) -> list[BatchResult]:
+        from distributed import KilledWorker, as_completed
 
         if sum(m for _, _, m in jobs) < self.local_runs:  # same batches, same seeds: same histograms
-            return super()._run(problem, requests, jobs, n_codes)
+            return super()._run(problem, requests, jobs, n_codes, on_batch)
 
         # the problem travels with each task (a few kB): a worker that dies loses nothing it holds
         futures = [self.client.submit(worker_sample_batch, problem, requests[k].inp, m, s, n_codes, requests[k].half,
                                       pure=False) for k, s, m in jobs]
+        runs = {f.key: m for f, (_, _, m) in zip(futures, jobs)}
         try:
+            for f in as_completed(futures):  # progress as batches land (a failed one raises in gather below)
+                if f.status == "finished":
+                    on_batch(runs[f.key])
             return self.client.gather(futures)
         except GTMError:
             raise

@@ -80,9 +80,14 @@ class ProgressBar:
             self._p.start()
             self._task = self._p.add_task("selection", total=total or 1.0)
 
-    def update(self, done: float, text: str):
+    def update(self, done: float, text: str | None = None):
+        """Move the bar to ``done`` (in the unit of AuditSettings.progress_total); ``text`` replaces the phase
+        description (None keeps it)."""
         if self._p is not None:
-            self._p.update(self._task, completed=done, description=text)
+            if text is None:
+                self._p.update(self._task, completed=done)
+            else:
+                self._p.update(self._task, completed=done, description=text)
 
     def close(self):
         if self._p is not None:
@@ -105,13 +110,15 @@ class SampleBook:
         self.nsel: dict[Any, int] = {}
         self.secs: dict[Any, float] = {}
         self.samples = 0
+        self.in_flight = 0  # runs of the current request group already computed (progress only)
+        self.on_progress = None  # called with progress_done() as every batch lands (the audit's bar)
 
     def budget_used(self) -> float:
         """Share of the budget spent. A sample budget, when given, plans the whole audit (so it is
         reproducible from the seed); the clock is then only a hard stop."""
         s = self.settings
         if s.max_samples is not None:
-            frac = self.samples / s.max_samples
+            frac = (self.samples + self.in_flight) / s.max_samples
             return 1.0 if (s.seconds is not None and self.clock.left() <= 0) else frac
         return self.clock.elapsed() / s.seconds
 
@@ -123,12 +130,20 @@ class SampleBook:
         ``wanted``; requests take the next seeds in order and run together (in parallel on workers)."""
         t0 = time.monotonic()
         reqs = [Request(inp, int(n), self.seeds.next(), half) for inp, n in wanted]
-        out = self.executor.histograms(self.problem, reqs, n_codes)
+        self.in_flight = 0
+        out = self.executor.histograms(self.problem, reqs, n_codes, on_batch=self.batch_done)
+        self.in_flight = 0
         spent, total = time.monotonic() - t0, sum(r.n for r in reqs)
         for r in reqs:
             self.secs[r.inp] = self.secs.get(r.inp, 0.0) + spent * (r.n / total if total else 1.0 / len(reqs))
             self.samples += r.n
         return out
+
+    def batch_done(self, runs: int) -> None:
+        """A batch of the current request group landed (on any worker): advance the progress bar."""
+        self.in_flight += int(runs)
+        if self.on_progress is not None:
+            self.on_progress(self.progress_done())
 
     def draw(self, inp, n: int, n_codes: int) -> np.ndarray:
         """Histogram of n fresh outputs of ``inp`` (not added to the selection histograms)."""

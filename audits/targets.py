@@ -352,17 +352,22 @@ class SubprocessTarget(JsonLinesSubprocess, Target):
         return TargetSample(halt, np.concatenate(evs) if evaluations else None)
 
     def __reduce__(self):
-        # shipped to a Dask worker as its command line and timeouts only (no process, no environment):
-        # the worker starts it once and reuses it (:func:`worker_subprocess_target`)
-        return (worker_subprocess_target, (self.command_spec.text, self.timeout, self.max_batch, self.startup_timeout))
+        # shipped to a Dask worker as its command line, timeouts and the audit's deadline only (no process,
+        # no environment): the worker starts it once and reuses it (:func:`worker_subprocess_target`). The
+        # deadline travels as wall-clock time (time.time()): monotonic clocks differ between machines
+        wall = None if self.deadline is None else time.time() + (self.deadline - time.monotonic())
+        return (worker_subprocess_target,
+                (self.command_spec.text, self.timeout, self.max_batch, self.startup_timeout, wall))
 
 
 WORKER_TARGETS: dict[tuple, SubprocessTarget] = {}  # this process's subprocess targets, by command and timeouts
 
 
-def worker_subprocess_target(command: str, timeout: float, max_batch: int, startup_timeout: float) -> SubprocessTarget:
+def worker_subprocess_target(command: str, timeout: float, max_batch: int, startup_timeout: float,
+                             deadline_wall: float | None = None) -> SubprocessTarget:
     """The subprocess target for ``command`` in this (worker) process: started on first use, then reused
-    for every batch; one that failed is replaced. Closed by :func:`close_worker_targets`."""
+    for every batch; one that failed is replaced. Closed by :func:`close_worker_targets`. ``deadline_wall``
+    (``time.time()`` seconds, None: none) is the audit's time budget: no answer is awaited past it."""
     key = (command, float(timeout), int(max_batch), float(startup_timeout))
     t = WORKER_TARGETS.get(key)
     if t is None or t.process_group_id() is None:
@@ -370,6 +375,7 @@ def worker_subprocess_target(command: str, timeout: float, max_batch: int, start
             atexit.register(close_worker_targets)  # a worker that exits ends its targets (its supervisor would too)
         t = SubprocessTarget(command, timeout=timeout, max_batch=max_batch, startup_timeout=startup_timeout)
         WORKER_TARGETS[key] = t
+    t.set_deadline(None if deadline_wall is None else time.monotonic() + (deadline_wall - time.time()))
     return t
 
 

@@ -3,7 +3,7 @@
     python -m benchmarks.bench_dask [--samples 1e7] [--workers 2]
 
 What is timed is exactly what the auditor's estimation phase does: pairs of requests of the witness
-pair (p, p') of up to 10^6 runs each (:meth:`audits.sampling.SampleBook.draw_many` ->
+pair (p, p') of up to ESTIMATION_CHUNK runs each (10^6-run batches) (:meth:`audits.sampling.SampleBook.draw_many` ->
 :meth:`audits.execution.Executor.histograms`), on the fixed-count broken GTM
 (:mod:`audits.power.broken`) at the best witness of benchmarks/fixed_count_limits.py (T = 2). Both
 executors must give identical histograms (asserted). Also measured: the round-trip overhead of one
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from audits.auditor import GTMProblem
+from audits.auditor import ESTIMATION_CHUNK, GTMProblem
 from audits.execution import BATCH_RUNS, DaskExecutor, InProcess, Request, worker_sample_batch
 from audits.power.broken import variant
 from audits.targets import SimulatorTarget
@@ -43,14 +43,15 @@ LIMITS = ROOT / "benchmarks" / "results" / "fixed_count_limits.json"
 
 
 def final_phase(executor, problem, a, b, samples: int, n_codes: int, seed: int = 7):
-    """The estimation phase's request pattern: pairs of <= 10^6-run requests until ``samples`` runs."""
+    """The estimation phase's request pattern with a sample budget: pairs of requests of at most
+    :data:`audits.auditor.ESTIMATION_CHUNK` runs each (10^6-run batches) until ``samples`` runs."""
     rng = np.random.default_rng(seed)
     ha = np.zeros(n_codes, dtype=np.int64)
     hb = np.zeros(n_codes, dtype=np.int64)
     done, i = 0, 0
     t0 = time.monotonic()
     while done < samples:
-        m = min(BATCH_RUNS, (samples - done) // 2)
+        m = min(ESTIMATION_CHUNK, (samples - done) // 2)
         (da, _), (db, _) = executor.histograms(problem, [Request(a, m, int(rng.integers(2**32))),
                                                          Request(b, m, int(rng.integers(2**32)))], n_codes)
         ha += da

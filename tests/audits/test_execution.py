@@ -21,8 +21,6 @@ from audits.targets import CallableTarget, SimulatorTarget, SubprocessTarget
 from gtm_core import GTMConfig, make_plan
 from gtm_core.errors import ClusterError, InvalidParameter, TargetError
 
-pytest.importorskip("distributed")
-
 SERVE = f"{sys.executable} -m audits.serve examples/default.toml"
 KW = dict(epsilon=1.0, eps_t=0.1, seconds=None, seed=3, progress=False, max_T=10)
 
@@ -54,6 +52,50 @@ def test_a_request_is_the_sum_of_its_batches(plan):
     c0, c1 = problem.sample_codes(a, BATCH_RUNS, batch_seed(11, 0)), problem.sample_codes(a, 10, batch_seed(11, 1))
     assert np.array_equal(h, np.bincount(np.concatenate([c0, c1]), minlength=3))
     assert np.array_equal(h1, np.bincount(np.concatenate([c0[1::2], c1[1::2]]), minlength=3))
+
+
+def test_every_batch_reports_progress_and_the_total_is_the_request(plan):
+    problem = GTMProblem(SimulatorTarget(plan), 0.1)
+    seen = []
+    InProcess().histograms(problem, [Request((0.3,), BATCH_RUNS + 7, 1), Request((0.2,), 5, 2)], 2, on_batch=seen.append)
+    assert seen == [BATCH_RUNS, 7, 5]
+
+
+def test_the_estimation_chunk_does_not_depend_on_placement():
+    from audits.auditor import ESTIMATION_CHUNK, TIMED_CHUNK_PER_WORKER, estimation_chunk
+    from audits.sampling import AuditSettings
+
+    def settings(max_samples, seconds):
+        return AuditSettings(epsilon=1.0, seconds=seconds, max_samples=max_samples, seed=0, confidence=0.95,
+                             selection_share=0.4, validation_share=0.15, n0=1000)
+
+    class Four:
+        workers = 4
+
+    sample_budget = settings(10**9, None)
+    assert estimation_chunk(sample_budget, InProcess()) == estimation_chunk(sample_budget, Four()) == ESTIMATION_CHUNK
+    assert ESTIMATION_CHUNK % BATCH_RUNS == 0  # whole batches
+    # a time budget is not reproducible anyway: the chunk grows with the workers
+    assert estimation_chunk(settings(None, 60.0), Four()) == 4 * TIMED_CHUNK_PER_WORKER
+
+
+def test_a_subprocess_target_takes_the_audit_deadline_to_the_worker():
+    from audits.targets import close_worker_targets
+
+    t = SubprocessTarget([sys.executable, "-c", "import time; time.sleep(30)"], timeout=60)
+    try:
+        t.set_deadline(time.monotonic() + 0.5)
+        fn, args = t.__reduce__()
+        assert abs(args[-1] - (time.time() + 0.5)) < 0.25  # wall-clock deadline: monotonic clocks differ
+        start = time.monotonic()
+        with pytest.raises(TargetError, match="time budget"):
+            fn(*args).sample([0.1], 1, seed=0)  # what a worker does with the shipped target
+        assert time.monotonic() - start < 3
+        t.set_deadline(None)
+        assert t.__reduce__()[1][-1] is None
+    finally:
+        t.close()
+        close_worker_targets()
 
 
 def test_settings_refuse_bad_flags():
@@ -102,6 +144,18 @@ def test_in_process_and_two_workers_give_byte_identical_audits(plan, two_workers
     # each worker started the subprocess target once and reused it
     started = two_workers.client.run(lambda: len(__import__("audits.targets", fromlist=["x"]).WORKER_TARGETS))
     assert sorted(started.values()) == [1, 1]
+
+
+def test_progress_counts_every_batch_on_every_worker(plan, two_workers):
+    problem = GTMProblem(SimulatorTarget(plan), 0.1)
+    seen = []
+    two_workers.local_runs = 0
+    try:
+        two_workers.histograms(problem, [Request((0.3,), 2 * BATCH_RUNS, 1), Request((0.2,), 300, 2)], 2,
+                               on_batch=seen.append)
+    finally:
+        two_workers.local_runs = 20_000
+    assert sorted(seen) == [300, BATCH_RUNS, BATCH_RUNS]
 
 
 def crashing(p, n, seed):

@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("distributed")
-
 ROOT = Path(__file__).resolve().parents[3]
 SERVE = f"{sys.executable} -m audits.serve examples/default.toml"
 AUDIT = ["audit", "--target", SERVE, "--epsilon", "1", "--eps-t", "0.1", "--seed", "3", "--quiet"]
