@@ -66,6 +66,9 @@ TIMED_CHUNK_PER_WORKER = 1_000_000  # with a time budget: runs per input and wor
 EXTENDED_SELECTION_SHARE = 0.6  # selection share while nothing is projected above the claim
 FIRST_ROUND_SHARE = 0.5  # at most this share of the selection budget goes to the first (coverage) round
 MIN_FIRST_ROUND = 50  # runs per input of the first round, at least
+FIRST_ROUND_MAX_FACTOR = 64  # ... and at most this many times n0: a leak on an event of probability q is
+# seen ~n q times in the first round; at n = n0 = 1000 and q = 3e-3 it is seen fewer than 3 times (the
+# exploration threshold) with probability 0.42, so a budget that allows more must buy more (issue 20)
 
 
 class AuditProblem(Protocol):
@@ -323,14 +326,15 @@ def score_candidate(problem, book: SampleBook, c, alpha: float) -> ScoredCandida
 
 def first_round_runs(problem, book: SampleBook, settings: AuditSettings, pool: list, n_inputs: int) -> int:
     """Runs per input of the first (coverage) round: every candidate must be seen once, so the round
-    is sized to FIRST_ROUND_SHARE of the selection budget (at most n0, at least MIN_FIRST_ROUND runs).
+    is sized to FIRST_ROUND_SHARE of the selection budget (at least MIN_FIRST_ROUND runs, at most
+    FIRST_ROUND_MAX_FACTOR * n0).
     With a sample budget this is arithmetic (reproducible); with a time budget the per-request cost
     is measured on a pilot of the first few inputs (at n0 runs, kept as part of the round)."""
     if getattr(problem, "initial_samples", None):  # the problem fixes its first round (rare strong events)
         return int(settings.n0)
     if settings.max_samples is not None:
         share = FIRST_ROUND_SHARE * settings.selection_share * settings.max_samples
-        return int(min(settings.n0, max(MIN_FIRST_ROUND, share / max(n_inputs, 1))))
+        return int(min(FIRST_ROUND_MAX_FACTOR * settings.n0, max(MIN_FIRST_ROUND, share / max(n_inputs, 1))))
     pilot = pool[:8]
     t0 = book.clock.elapsed()
     for c in pilot:
@@ -339,8 +343,8 @@ def first_round_runs(problem, book: SampleBook, settings: AuditSettings, pool: l
     spent = max(book.clock.elapsed() - t0, 1e-6)
     per_request = spent / max(len({x for c in pilot for x in problem.inputs(c)}), 1)
     left = FIRST_ROUND_SHARE * settings.selection_share * settings.seconds - book.clock.elapsed()
-    scale = left / max(per_request * n_inputs, 1e-9)
-    return int(min(settings.n0, max(MIN_FIRST_ROUND, settings.n0 * scale)))
+    scale = left / max(per_request * n_inputs, 1e-9)  # per_request includes fixed costs: a larger n costs less
+    return int(min(FIRST_ROUND_MAX_FACTOR * settings.n0, max(MIN_FIRST_ROUND, settings.n0 * scale)))
 
 
 def select(problem, book: SampleBook, settings: AuditSettings, rng: np.random.Generator,

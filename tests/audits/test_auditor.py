@@ -180,3 +180,22 @@ def test_search_section_lists_families_and_skipped_regions(plan):
     cov = s["coverage"]
     assert cov["probability_range"] == [1e-9, 1 - 1e-9] and cov["lengths"] == [1, 2, 3, 4]
     assert all(item["reason"] for item in cov["skipped"])
+
+
+def test_the_first_round_grows_with_the_sample_budget():
+    """Issue 20: a leak on an event of probability ~3e-3 is seen < 3 times in 1000 runs with probability 0.42,
+    so the first (coverage) round is sized to the budget, not capped at n0."""
+    from types import SimpleNamespace
+
+    from audits.auditor import FIRST_ROUND_MAX_FACTOR, MIN_FIRST_ROUND, first_round_runs
+    from audits.sampling import AuditSettings
+
+    def runs(max_samples, n_inputs=2833):
+        s = AuditSettings(epsilon=1.0, seconds=None, max_samples=max_samples, seed=0, confidence=0.95,
+                          selection_share=0.4, validation_share=0.15, n0=1000)
+        return first_round_runs(SimpleNamespace(initial_samples=None), None, s, [], n_inputs)
+
+    assert runs(2 * 10**6) == int(0.5 * 0.4 * 2e6 / 2833)  # small budgets: what the budget allows
+    assert runs(4000, n_inputs=10**6) == MIN_FIRST_ROUND
+    assert runs(2 * 10**8) == int(0.5 * 0.4 * 2e8 / 2833) > 10 * 1000  # large budgets buy more than n0
+    assert runs(10**11) == FIRST_ROUND_MAX_FACTOR * 1000
