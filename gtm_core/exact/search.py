@@ -14,6 +14,11 @@ starts, and refines them by a randomised local search with shrinking steps in
 (logit p, position of p' in its neighbourhood).  The best witness is
 re-evaluated at higher precision before it is reported.
 
+The starts are independent units of work (:class:`StartEvaluation`, a pure function of plan,
+horizon, seed and start index) evaluated through an injected ``map_starts`` - in order here by
+default, or on a cluster (``audits.execution``; this package imports nothing from ``audits``) -
+and folded into the incumbent in start order, so the result does not depend on where they ran.
+
 :func:`perturbed_plan` builds deliberately broken plans (noise scales wrong by a
 factor) that keep the original privacy claim, to show the search finds the
 violation.
