@@ -1,6 +1,7 @@
 """Calibration: how often does an audit of a *correct* deployment report a bound above its claim?
 
     python -m benchmarks.bench_audit_calibration [--audits 200] [--max-samples 1000000] [--config ...]
+                                                 [--workers N | --scheduler ADDRESS]
 
 Runs independent audits (seeds 0..audits-1) of the project's correct GTM (in-process simulator,
 sample budget per audit so every audit is reproducible) at confidence 0.95 and reports the
@@ -8,6 +9,9 @@ fraction whose lower bound exceeds the claimed epsilon, with its two-sided 95% C
 interval. The default configuration attains its claimed epsilon = 1 exactly (the mixed-direction
 pair of Lemma 17's coupling), so this is the hardest case for calibration: the fraction must be
 <= alpha = 0.05. Writes benchmarks/results/audit_calibration.json with machine information.
+
+``--workers N`` / ``--scheduler ADDRESS`` (:mod:`benchmarks.cluster`): the audits run on Dask, one
+audit per task; every audit is seeded, so the bounds are the same wherever they ran.
 """
 
 from __future__ import annotations
@@ -16,14 +20,24 @@ import argparse
 import json
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 from audits.auditor import audit
 from audits.statistics import cp_interval
 from audits.targets import SimulatorTarget
+from benchmarks.cluster import add_execution_arguments, execution_record, executor_from, ordered
 from benchmarks.machine import machine_info
 from gtm_core.config import GTMConfig
 from gtm_core.planners import make_plan
+
+
+def calibration_bound(config: str, max_samples: int, confidence: float, seed: int) -> float:
+    """The lower bound of the audit seeded ``seed`` of the correct GTM (one unit of work)."""
+    plan = make_plan(GTMConfig.load(config))
+    r = audit(SimulatorTarget(plan), epsilon=plan.epsilon, eps_t=plan.step(1).eps_t, seconds=None,
+              max_samples=max_samples, seed=seed, confidence=confidence, progress=False)
+    return r.epsilon_lower_bound
 
 
 def main(argv=None):
@@ -33,19 +47,19 @@ def main(argv=None):
     ap.add_argument("--config", default="examples/default.toml")
     ap.add_argument("--confidence", type=float, default=0.95)
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "audit_calibration.json"))
+    add_execution_arguments(ap)
     args = ap.parse_args(argv)
     plan = make_plan(GTMConfig.load(args.config))
-    eps_t = plan.step(1).eps_t
-    target = SimulatorTarget(plan)
     bounds, t0 = [], time.monotonic()
-    for seed in range(args.audits):
-        r = audit(target, epsilon=plan.epsilon, eps_t=eps_t, seconds=None, max_samples=args.max_samples,
-                  seed=seed, confidence=args.confidence, progress=False)
-        bounds.append(r.epsilon_lower_bound)
-        if (seed + 1) % 20 == 0:
-            above = sum(b > plan.epsilon for b in bounds)
-            print(f"{seed + 1:4d} audits: {above} above the claim; last bound {r.epsilon_lower_bound:.3f} "
-                  f"({time.monotonic() - t0:.0f} s)", flush=True)
+    unit = partial(calibration_bound, args.config, args.max_samples, args.confidence)
+    with executor_from(args, "bench_audit_calibration") as executor:
+        execution = execution_record(executor)
+        for seed, bound in enumerate(ordered(executor, unit, range(args.audits))):
+            bounds.append(bound)
+            if (seed + 1) % 20 == 0:
+                above = sum(b > plan.epsilon for b in bounds)
+                print(f"{seed + 1:4d} audits: {above} above the claim; last bound {bound:.3f} "
+                      f"({time.monotonic() - t0:.0f} s)", flush=True)
     above = sum(b > plan.epsilon for b in bounds)
     alpha = 1 - args.confidence
     lo, hi = cp_interval(above, len(bounds), 0.05)
@@ -58,7 +72,7 @@ def main(argv=None):
                "max_samples_per_audit": args.max_samples, "confidence": args.confidence,
                "epsilon_claimed": plan.epsilon, "above_claim": above, "fraction": frac,
                "fraction_ci95": [float(lo), float(hi)], "bounds": bounds,
-               "seconds": time.monotonic() - t0, "machine": machine_info()}
+               "seconds": time.monotonic() - t0, "execution": execution, "machine": machine_info()}
     Path(args.out).write_text(json.dumps(payload, indent=2) + "\n")
     return 0 if frac <= alpha else 1
 

@@ -1,6 +1,7 @@
 """Power suite: every broken deployment, audited through the subprocess protocol.
 
-    python -m benchmarks.bench_audit_power [--seconds 60] [--variants a,b,...] [--config examples/default.toml]
+    python -m benchmarks.bench_audit_power [--seconds 60] [--max-samples N] [--variants a,b,...]
+                                           [--config examples/default.toml] [--workers N | --scheduler ADDRESS]
 
 For each variant of :mod:`audits.power.broken`:
 
@@ -12,7 +13,12 @@ For each variant of :mod:`audits.power.broken`:
    "no violation found numerically" (and, for off-by-one / no-offset, DP by Lemma 17, which holds
    for every c_t and mu_1).
 2. *Is it flagged?* ``gtm audit`` runs against ``python -m audits.serve CONFIG --broken VARIANT``
-   with the time budget (default 60 s); the detection time is the wall time of that run.
+   with the time budget (default 60 s; ``--max-samples``: also a sample budget, which makes an audit
+   the clock does not cut short reproducible); the detection time is the wall time of that run.
+
+``--workers N`` / ``--scheduler ADDRESS`` (:mod:`benchmarks.cluster`): one Dask cluster for the whole
+suite (a local one of N workers is started once); every ``gtm audit`` runs its sampling on it
+(``gtm audit --scheduler`` with the cluster's address; docs/distributed.md).
 
 Writes benchmarks/results/audit_power.json (with machine information) and prints a table.
 """
@@ -34,6 +40,7 @@ from audits.power.broken import DESCRIPTIONS, VARIANTS
 from audits.power.distribution import halting_distribution, worst_event
 from audits.events import halting_events
 from audits.search import MIXED_LEVELS, neighbour
+from benchmarks.cluster import add_execution_arguments, execution_record, executor_from, scheduler_address
 from benchmarks.machine import machine_info
 from gtm_core.config import GTMConfig
 from gtm_core.planners import make_plan
@@ -77,13 +84,17 @@ def witness_true_loss(plan, deployment, witness, h=0.02):
     return float(np.log(a / b)) if b > 0 else float("inf")
 
 
-def run_audit_cli(config, variant, seconds, seed, epsilon, eps_t):
+def run_audit_cli(config, variant, seconds, seed, epsilon, eps_t, *, max_samples=None, scheduler=None):
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "audit.json"
         cmd = [sys.executable, "-m", "audits.cli", "audit", "--target",
                f"{sys.executable} -m audits.serve {config} --broken {variant}",
                "--epsilon", str(epsilon), "--eps-t", str(eps_t), "--seconds", str(seconds),
                "--seed", str(seed), "--json", str(out), "--quiet"]
+        if max_samples is not None:
+            cmd += ["--max-samples", str(max_samples)]
+        if scheduler is not None:
+            cmd += ["--scheduler", scheduler]
         t0 = time.monotonic()
         proc = subprocess.run(cmd, capture_output=True, text=True)
         wall = time.monotonic() - t0
@@ -98,8 +109,15 @@ def main(argv=None):
     ap.add_argument("--config", default="examples/default.toml")
     ap.add_argument("--variants", default=",".join(VARIANTS))
     ap.add_argument("--skip-numerical", action="store_true")
+    ap.add_argument("--max-samples", type=int, default=None, help="sample budget of every audit (with --seconds)")
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "audit_power.json"))
+    add_execution_arguments(ap)
     args = ap.parse_args(argv)
+    with executor_from(args, "bench_audit_power") as executor:
+        return run_suite(args, execution_record(executor), scheduler_address(executor))
+
+
+def run_suite(args, execution: dict, scheduler: str | None) -> int:
     cfg = GTMConfig.load(args.config)
     plan = make_plan(cfg)
     epsilon = plan.epsilon
@@ -109,7 +127,8 @@ def main(argv=None):
           f"{'witness loss':>12s} {'time':>6s}")
     for name in args.variants.split(","):
         d = VARIANTS[name]
-        code, wall, res, err = run_audit_cli(args.config, name, args.seconds, args.seed, epsilon, eps_t)
+        code, wall, res, err = run_audit_cli(args.config, name, args.seconds, args.seed, epsilon, eps_t,
+                                             max_samples=args.max_samples, scheduler=scheduler)
         extra = []
         if res and res.get("witness"):
             extra = [(tuple(res["witness"]["p"]), tuple(res["witness"]["p_prime"]))]
@@ -141,7 +160,8 @@ def main(argv=None):
     }
     print(summary)
     payload = {"benchmark": "audit_power", "config": args.config, "seconds": args.seconds, "seed": args.seed,
-               "epsilon": epsilon, "eps_t": eps_t, "rows": rows, "summary": summary, "machine": machine_info()}
+               "max_samples": args.max_samples, "epsilon": epsilon, "eps_t": eps_t, "rows": rows,
+               "summary": summary, "execution": execution, "machine": machine_info()}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(payload, indent=2, default=float) + "\n")
     return 0 if all(r["ok"] for r in rows) else 1

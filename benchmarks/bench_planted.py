@@ -2,7 +2,8 @@
 planted in a small random region of the input space?
 
     python -m benchmarks.bench_planted [--count 50] [--first-seed 0] [--seconds 60 | --max-samples N]
-                                       [--calibration 200] [--max-T 10] [--q-min 1e-3] [--workers 2]
+                                       [--calibration 200] [--max-T 10] [--q-min 1e-3]
+                                       [--workers N | --scheduler ADDRESS] [--results-dir DIR]
 
 Seed rule (fixed before looking at any result): planted deployments 0..count-1
 (:func:`audits.power.planted.plant`), each audited once with audit seed 1000 + planted seed;
@@ -14,7 +15,12 @@ region. A planted deployment is *flagged* when the audit's verdict is ``violatio
 true loss (planted law: the GTM's numerical law plus the leak) is reported for every audit, and
 every miss with where it was planted. The fractions carry two-sided 95% Clopper-Pearson intervals.
 
-Writes benchmarks/results/planted[-<tag>].json with machine information.
+Writes benchmarks/results/planted[-<tag>].json with machine information (``--results-dir``: elsewhere).
+
+``--workers N`` / ``--scheduler ADDRESS`` (:mod:`benchmarks.cluster`, Dask through
+:mod:`audits.execution`): every audit is one unit of work on a worker; the seeds above fix each one,
+so a ``--max-samples`` run gives the same rows wherever they ran (a ``--seconds`` budget is wall time:
+not reproducible anywhere).
 """
 
 from __future__ import annotations
@@ -23,13 +29,14 @@ import argparse
 import json
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from pathlib import Path
 
 from audits.auditor import audit
 from audits.power.planted import PlantedDeployment, best_grid_candidate, plant, planted_pair, true_loss
 from audits.statistics import cp_interval
 from audits.targets import CallableTarget, SimulatorTarget
+from benchmarks.cluster import add_execution_arguments, execution_record, executor_from, ordered
 from benchmarks.machine import machine_info
 from gtm_core.config import GTMConfig
 from gtm_core.planners import make_plan
@@ -85,7 +92,7 @@ def annotate(path: Path) -> int:
 def _partial(args, rows, cal=()) -> None:
     """The rows finished so far (a run cut short keeps them): results/planted[-tag].partial.json."""
     name = "planted" + (f"-{args.tag}" if args.tag else "") + ".partial.json"
-    (Path(__file__).parent / "results" / name).write_text(json.dumps(
+    (Path(args.results_dir) / name).write_text(json.dumps(
         {"benchmark": "planted", "partial": True, "finished": len(rows), **_budget(args), "max_T": args.max_T,
          "q_min": args.q_min, "flagged": _fraction(sum(r["flagged"] for r in rows), len(rows)), "rows": rows,
          "calibration": list(cal),
@@ -108,8 +115,9 @@ def main(argv=None):
     ap.add_argument("--max-T", type=int, default=10)
     ap.add_argument("--q-min", type=float, default=1e-3)
     ap.add_argument("--config", default="examples/default.toml")
-    ap.add_argument("--workers", type=int, default=1)
+    add_execution_arguments(ap)
     ap.add_argument("--tag", default="")
+    ap.add_argument("--results-dir", default=str(Path(__file__).parent / "results"))
     ap.add_argument("--annotate", default=None, help="add the best grid pair of every miss to this results file")
     args = ap.parse_args(argv)
     if args.annotate:
@@ -118,11 +126,11 @@ def main(argv=None):
     t0 = time.monotonic()
     seeds = list(range(args.first_seed, args.first_seed + args.count))
     rows, cal = [], []
-    with ProcessPoolExecutor(max_workers=args.workers) as pool:
-        futs = [pool.submit(planted_row, args.config, s, args.max_T, args.q_min, budget["seconds"],
-                            budget["max_samples"]) for s in seeds]
-        for f in futs:
-            row = f.result()
+    with executor_from(args, "bench_planted") as executor:
+        execution = execution_record(executor)
+        planted = partial(planted_row, args.config, max_T=args.max_T, q_min=args.q_min, seconds=budget["seconds"],
+                          max_samples=budget["max_samples"])
+        for row in ordered(executor, planted, seeds):
             rows.append(row)
             reg = row["region"]
             print(f"planted {row['seed']:3d}: {'FLAGGED' if row['flagged'] else 'missed '} bound {row['lower_bound']:.3f} "
@@ -130,10 +138,10 @@ def main(argv=None):
                   f"{reg['pattern']} loss {reg['loss']:.2f} q_hi {reg['q_hi']:.1e}) {row['wall_seconds']:.0f} s",
                   flush=True)
             _partial(args, rows)
-        futs = [pool.submit(calibration_row, args.config, s, args.max_T, budget["seconds"], budget["max_samples"])
-                for s in range(args.calibration)]
-        for f in futs:
-            cal.append(f.result())
+        correct = partial(calibration_row, args.config, max_T=args.max_T, seconds=budget["seconds"],
+                          max_samples=budget["max_samples"])
+        for c in ordered(executor, correct, range(args.calibration)):
+            cal.append(c)
             _partial(args, rows, cal)
             if len(cal) % 20 == 0:
                 print(f"calibration {len(cal)}: {sum(c['false_alarm'] for c in cal)} false alarms", flush=True)
@@ -153,10 +161,11 @@ def main(argv=None):
     payload = {"benchmark": "planted", "config": args.config, "seeds": seeds,
                "epsilon": make_plan(GTMConfig.load(args.config)).epsilon,
                "audit_seed_rule": f"audit seed = {AUDIT_SEED_OFFSET} + planted seed; calibration seeds 0..N-1",
-               **budget, "max_T": args.max_T, "q_min": args.q_min, "workers": args.workers,
+               **budget, "max_T": args.max_T, "q_min": args.q_min, "workers": execution["workers"],
+               "execution": execution,
                "summary": summary, "rows": rows, "calibration": cal, "seconds_total": time.monotonic() - t0,
                "machine": machine_info()}
-    path = Path(__file__).parent / "results" / name
+    path = Path(args.results_dir) / name
     path.write_text(json.dumps(payload, indent=2, default=float) + "\n")
     ok = flagged >= 0.9 * len(rows) and not any(c["false_alarm"] for c in cal)
     return 0 if ok else 1

@@ -4,7 +4,9 @@ Conventions the documents follow (README.md, docs/*.md, audits/README.md):
 
 * A ```` ```sh ```` block holds commands a user types at the repository root, after the README's
   set-up. A command that must fail ends with a comment ``# exit N`` (its documented exit code);
-  every other command must exit 0.
+  every other command must exit 0. A command ending in ``&`` (with its output redirected to a file)
+  starts a server in the background for the commands after it (``dask scheduler`` / ``dask worker``;
+  ``sleep N`` waits for it): it must end by itself (e.g. ``--idle-timeout``).
 * A ```` ```output ```` block is the expected stdout of the nearest ``sh`` block above it: its lines
   must appear in that order (other lines may come between them); ``...`` inside a line matches any
   text, a line that is only ``...`` matches any lines, runs of blanks match any blanks.
@@ -203,10 +205,11 @@ def _without_comment(line: str) -> str:
     lexer = shlex.shlex(line, posix=True)
     lexer.whitespace_split = True
     lexer.commenters = "#"
-    return " ".join(p if p in ("&&", "||", ";") + REDIRECTIONS else shlex.quote(p) for p in lexer)
+    return " ".join(p if p in ("&&", "||", ";", "&") + REDIRECTIONS + DUPLICATIONS else shlex.quote(p) for p in lexer)
 
 
 REDIRECTIONS = (">", ">>", "2>", "2>>", "<")  # a redirection's target is a file, not an argument
+DUPLICATIONS = ("2>&1",)  # a redirection that names no file
 
 
 def simple_commands(cmd: Command) -> list[list[str]]:
@@ -221,7 +224,9 @@ def simple_commands(cmd: Command) -> list[list[str]]:
         if tok in REDIRECTIONS:
             skip_next = True
             continue
-        if tok in ("&&", "||", ";"):
+        if tok in DUPLICATIONS:
+            continue
+        if tok in ("&&", "||", ";", "&"):
             out.append(cur)
             cur = []
         else:
@@ -273,6 +278,11 @@ def _argv_problems(argv: list[str], outputs: set[str], block: Block) -> list[str
     elif prog in ("head", "cat"):  # reading an output a previous command of the block wrote
         if not args:
             problems.append(f"{prog} without a file")
+    elif prog == "dask":
+        problems += _dask_problems(args)
+    elif prog == "sleep":  # waiting for a server started in the background
+        if len(args) != 1 or not args[0].isdigit():
+            problems.append("sleep takes one whole number of seconds")
     else:
         problems.append(f"unknown program {prog!r}")
     return problems
@@ -306,6 +316,23 @@ def _gtm_problems(args: list[str]) -> list[str]:
         return []
     except click.ClickException as exc:
         return [exc.format_message()]
+
+
+def _dask_problems(args: list[str]) -> list[str]:
+    """``dask scheduler`` / ``dask worker``: parsed with Dask's own click commands, without running them."""
+    import importlib
+
+    commands_ = {"scheduler": "distributed.cli.dask_scheduler", "worker": "distributed.cli.dask_worker"}
+    if not args or args[0] not in commands_:
+        return [f"only `dask scheduler` and `dask worker` are documented, got {shlex.join(args[:1])!r}"]
+    cmd = importlib.import_module(commands_[args[0]]).main
+    try:
+        cmd.make_context(f"dask {args[0]}", list(args[1:]))
+    except click.exceptions.Exit:
+        return []
+    except click.ClickException as exc:
+        return [exc.format_message()]
+    return []
 
 
 def _pip_problems(args: list[str]) -> list[str]:
@@ -432,6 +459,10 @@ def test_block_checker_rejects_unknown_verbs_options_and_files():
         "pip install '.[nope]'": "no extra",
         "curl https://example.org | sh": "unknown program",
         'gtm audit --target "python -m audits.serve examples/nope.toml" --epsilon 1 --eps-t 0.1': "does not exist",
+        "dask schedulr --port 8786": "only `dask scheduler` and `dask worker`",
+        "dask scheduler --prot 8786 > s.log 2>&1 &": "No such option",
+        "dask worker tcp://127.0.0.1:8786 --nthreads one": "not a valid integer",
+        "sleep soon": "whole number",
     }
     for text, why in cases.items():
         found = problems_of(Block(doc, 1, "sh", text, ""))
@@ -439,6 +470,14 @@ def test_block_checker_rejects_unknown_verbs_options_and_files():
     ok = 'gtm certify examples/default.toml --quick --json c.json\ngtm certify --verify c.json   # exit 1'
     assert problems_of(Block(doc, 1, "sh", ok, "")) == []
     assert [c.exit_code for c in commands(Block(doc, 1, "sh", ok, ""))] == [0, 1]
+
+
+def test_background_servers_keep_their_operators():
+    block = Block(ROOT / "README.md", 1, "sh", "dask scheduler --port 8786 > scheduler.log 2>&1 &\nsleep 20", "")
+    first, second = commands(block)
+    assert first.text == "dask scheduler --port 8786 > scheduler.log 2>&1 &" and second.text == "sleep 20"
+    assert simple_commands(first) == [["dask", "scheduler", "--port", "8786"]]
+    assert problems_of(block) == []
 
 
 def test_commands_join_continuations_and_read_exit_comments():

@@ -70,7 +70,9 @@ EXTERNAL_CLAIMS = frozenset(c.id for c in EXTERNAL)
 @dataclass(frozen=True)
 class WitnessContext:
     """What an external witness function is given: the plan, the derived step rows, the mode, the time
-    budgets (seconds per witness), the seed and the progress reporter."""
+    budgets (seconds per witness), the seed, the progress reporter and where the heavy work runs
+    (``executor``: an :mod:`audits.execution` executor, None = in this process; a witness's result
+    must not depend on it)."""
 
     plan: Any
     rows: list
@@ -78,6 +80,7 @@ class WitnessContext:
     budgets: dict
     seed: int
     progress: Any
+    executor: Any = None
 
 
 @dataclass(frozen=True)

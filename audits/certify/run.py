@@ -50,12 +50,16 @@ def budgets_for(quick: bool, seconds: float | None) -> dict:
 
 def certify(config: GTMConfig, *, horizon: int | None = None, quick: bool = False, seconds: float | None = None,
             seed: int | None = None, progress: bool = True,
-            witnesses: Mapping[str, WitnessFunction] | None = None) -> Certificate:
+            witnesses: Mapping[str, WitnessFunction] | None = None, executor=None) -> Certificate:
     """Certify a configuration: every claim with its witness (see the module docstring).
 
     ``witnesses`` maps external claim ids to witness functions (default :data:`DEFAULT_WITNESSES`);
     a claim without one is ``witness-unavailable`` and the certificate is then not certified
-    (``witnesses={}`` runs the deterministic part only, for tests of the engine)."""
+    (``witnesses={}`` runs the deterministic part only, for tests of the engine).
+
+    ``executor``: where the audit witness's sampling and the exact search's starts run
+    (:mod:`audits.execution`, e.g. a Dask cluster; default in this process). The certificate does not
+    depend on it: every witness is seeded and budgeted by counts."""
     witnesses = DEFAULT_WITNESSES if witnesses is None else dict(witnesses)
     unknown = sorted(set(witnesses) - EXTERNAL_CLAIMS)
     if unknown:
@@ -83,7 +87,10 @@ def certify(config: GTMConfig, *, horizon: int | None = None, quick: bool = Fals
         return Certificate(cfg, [claim], [], {}, [refusal], provenance(seed, seeded, timings, mode, budgets), mode)
     claims = list(d.claims)
     if not d.refusals:
-        ctx = WitnessContext(plan=d.plan, rows=d.steps, quick=quick, budgets=budgets, seed=seed, progress=prog)
+        if executor is not None and executor.kind != "in-process":
+            prog.say(f"running the audit and the search starts on {executor.kind} ({executor.workers} workers)")
+        ctx = WitnessContext(plan=d.plan, rows=d.steps, quick=quick, budgets=budgets, seed=seed, progress=prog,
+                             executor=executor)
         claims += external_claims(ctx, witnesses)
     else:
         prog.say("configuration refused: skipping the statistical and search witnesses")

@@ -117,12 +117,13 @@ def _diff(path: str, stored, derived, problems: list[str], limit: int = 20) -> N
 
 
 def verify_document(doc: dict, progress: bool = False, *, public_key=None, rerun: bool = False,
-                    witnesses=None) -> Verification:
+                    witnesses=None, executor=None) -> Verification:
     """Verify a certificate document (see the module docstring for what each step establishes).
 
     ``public_key``: the Ed25519 public key the certificate must be signed by (None: signature not
     checked, the best status is ``unsigned``). ``rerun``: re-run the external witnesses with their
-    recorded seeds and budgets (``witnesses``: the mapping to re-run, default the certificate's own).
+    recorded seeds and budgets (``witnesses``: the mapping to re-run, default the certificate's own;
+    ``executor``: where the re-run's audit and search starts run, :mod:`audits.execution`).
     """
     body = doc["body"]
     problems = shape_problems(doc)
@@ -184,7 +185,7 @@ def verify_document(doc: dict, progress: bool = False, *, public_key=None, rerun
     if verdict != body["verdict"]:
         problems.append(f"verdict {body['verdict']!r} does not follow from the claims ({verdict!r})")
     if not problems and rerun:
-        problems += rerun_problems(body, config, d, progress, witnesses)
+        problems += rerun_problems(body, config, d, progress, witnesses, executor)
     if not problems:
         return Verification("valid" if signed else "unsigned", [])
     # Re-derived float64 numbers can differ in the last bits across platforms or library builds
@@ -239,7 +240,7 @@ def without_timings(value):
     return value
 
 
-def rerun_problems(body: dict, config: GTMConfig, d, progress: bool, witnesses=None) -> list[str]:
+def rerun_problems(body: dict, config: GTMConfig, d, progress: bool, witnesses=None, executor=None) -> list[str]:
     """Re-run every external witness with the recorded seed and budgets; compare apart from timings."""
     prov = body["provenance"]
     try:
@@ -247,7 +248,7 @@ def rerun_problems(body: dict, config: GTMConfig, d, progress: bool, witnesses=N
     except (KeyError, TypeError, ValueError):
         return ["provenance lacks the seed or budgets needed to re-run the witnesses"]
     ctx = WitnessContext(plan=d.plan, rows=d.steps, quick=quick, budgets=budgets, seed=seed,
-                         progress=Progress(progress))
+                         progress=Progress(progress), executor=executor)
     stored = {c["id"]: c for c in body["claims"]}
     problems = []
     for claim in external_claims(ctx, DEFAULT_WITNESSES if witnesses is None else witnesses):

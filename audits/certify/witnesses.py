@@ -149,13 +149,14 @@ def chernoff_identity(claim, parameterization: str = "exact") -> bool:
 # ---------------------------------------------------------------------------
 
 
-def exact_search_claim(plan, *, max_attempts: int, time_cap: float, seed: int, quick: bool = True) -> Claim:
+def exact_search_claim(plan, *, max_attempts: int, time_cap: float, seed: int, quick: bool = True,
+                       executor=None) -> Claim:
     cid = "privacy.exact-worst-case"
     statement = ("The exact engine's worst-case search over neighbouring Bernoulli streams finds no transcript "
                  "whose exact privacy loss exceeds its claimed bound (Lemma 17 (6)-(7)).")
     horizon = min(3 if quick else 5, plan.horizon)
     res = exact.worst_case_search(plan, horizon=horizon, seconds=time_cap, seed=seed % (2**32),
-                                  max_attempts=max_attempts)
+                                  max_attempts=max_attempts, **search_mapping(executor))
     found, error, claimed = float(res.loss), float(res.loss_error), float(res.claimed)
     values = {"loss_found": found, "loss_error": error, "loss_claimed": claimed,
               "ratio": found / claimed if claimed else None, "search_horizon": horizon,
@@ -165,9 +166,17 @@ def exact_search_claim(plan, *, max_attempts: int, time_cap: float, seed: int, q
                           "t": res.t}}
     exceeds = found - error > claimed
     return Claim(cid, "privacy", statement, values,
-                 Witness("exact-engine", {"function": "gtm_core.exact_search.worst_case_search",
+                 Witness("exact-engine", {"function": "gtm_core.exact.worst_case_search",
                                           "seed": seed % (2**32)}),
                  "fail" if exceeds else "pass")
+
+
+def search_mapping(executor) -> dict:
+    """How the exact search's starts are evaluated on ``executor``: its ordered map (the starts are pure
+    and reduced in order, so the result is the same), in chunks that keep every worker busy."""
+    if executor is None:
+        return {}
+    return {"map_starts": executor.map_ordered, "chunk": max(8, 8 * int(executor.workers))}
 
 
 # the exact-threshold witness computes this many sampled steps per budget-second (a count, so that
@@ -201,14 +210,14 @@ def exact_threshold_claim(plan, rows, *, seconds: float) -> Claim:
 # ---------------------------------------------------------------------------
 
 
-def audit_claim(plan, *, max_samples: int, seed: int, confidence: float = 0.95) -> Claim:
+def audit_claim(plan, *, max_samples: int, seed: int, confidence: float = 0.95, executor=None) -> Claim:
     cid = "privacy.audit"
     statement = ("A statistical audit of the reference GTM under this configuration finds no privacy violation: "
                  f"the {confidence:g}-confidence lower bound on the privacy loss stays at or below the claim.")
     target = targets.SimulatorTarget(plan)
     claimed, eps_t = auditor.audit_parameters(plan.config)
     res = auditor.audit(target, epsilon=claimed, eps_t=eps_t, seconds=None, max_samples=max_samples,
-                        seed=seed % (2**32), confidence=confidence, progress=False)
+                        seed=seed % (2**32), confidence=confidence, progress=False, executor=executor)
     d = res.to_dict()
     lb = float(d["epsilon_lower_bound"])
     verdict = d["verdict"]
@@ -235,8 +244,9 @@ DEFAULT_WITNESSES: Mapping[str, WitnessFunction] = {
     "privacy.plan-identities": lambda ctx: plan_identities_claim(ctx.plan, ctx.rows, progress=ctx.progress),
     "privacy.exact-worst-case": lambda ctx: exact_search_claim(
         ctx.plan, max_attempts=ctx.budgets["search_attempts"], time_cap=ctx.budgets["search_time_cap"],
-        seed=ctx.seed, quick=ctx.quick),
+        seed=ctx.seed, quick=ctx.quick, executor=ctx.executor),
     "accuracy.exact-threshold": lambda ctx: exact_threshold_claim(ctx.plan, ctx.rows,
                                                                   seconds=ctx.budgets["exact_threshold"]),
-    "privacy.audit": lambda ctx: audit_claim(ctx.plan, max_samples=ctx.budgets["audit_samples"], seed=ctx.seed),
+    "privacy.audit": lambda ctx: audit_claim(ctx.plan, max_samples=ctx.budgets["audit_samples"], seed=ctx.seed,
+                                             executor=ctx.executor),
 }

@@ -1,6 +1,9 @@
 """`gtm certify CONFIG [--horizon T] [--quick] [--json PATH] [--report PATH] [--seed N] [--seconds S]
-[--sign KEY]`, `gtm certify --verify CERT.json [--public-key PUB] [--rerun] [--allow-unsigned]` and
-`gtm certify --generate-key KEY` (writes KEY and KEY.pub).
+[--sign KEY] [--workers N | --scheduler ADDR]`, `gtm certify --verify CERT.json [--public-key PUB] [--rerun
+[--workers N | --scheduler ADDR]] [--allow-unsigned]` and `gtm certify --generate-key KEY` (writes KEY and KEY.pub).
+
+``--workers`` / ``--scheduler`` run the audit witness's sampling and the exact search's starts on Dask
+(docs/distributed.md); the certificate is the same as in-process.
 
 Exit codes: 0 certified / certificate valid (signed by the given key); 1 refused, incomplete (a
 witness unavailable), tampered, mismatched or unsigned certificate (unsigned exits 0 only with
@@ -19,7 +22,7 @@ from gtm_core.files import write_atomic
 
 from ..certify import Certificate, certify, load_document, verify_document
 from ..certify.signing import generate_keypair, load_private_key, load_public_key, sign
-from .common import EXIT_CHECK_FAILED, EXIT_OK, UsageFailure, check_writable, guard
+from .common import EXIT_CHECK_FAILED, EXIT_OK, UsageFailure, check_writable, execution_options, guard, make_executor
 
 _REPORT_SUFFIXES = {".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html"}
 _MARK = {"pass": "PASS", "fail": "FAIL", "witness-unavailable": "N/A!", "not-applicable": "n/a",
@@ -84,13 +87,14 @@ def _report_kind(path: str) -> str:
 @click.option("--generate-key", "generate_path", default=None, metavar="KEY",
               help="write a new Ed25519 key pair: KEY (private, 0600) and KEY.pub (public), then exit")
 @click.option("--no-progress", "--quiet", "no_progress", is_flag=True, help="no progress messages on stderr")
+@execution_options
 @guard
 def command(config_path, horizon, quick, json_path, report_paths, seed, seconds, verify_path, public_key_path,
-            rerun, allow_unsigned, sign_path, generate_path, no_progress):
+            rerun, allow_unsigned, sign_path, generate_path, no_progress, workers, scheduler):
     """Certificate for a configuration: every privacy, accuracy, cost and purification claim with its witness."""
     if generate_path is not None:
         if any(v for v in (config_path, verify_path, json_path, report_paths, sign_path, public_key_path, rerun,
-                           allow_unsigned, horizon, quick, seed, seconds)):
+                           allow_unsigned, horizon, quick, seed, seconds, workers, scheduler)):
             raise UsageFailure("--generate-key takes no other options")
         private, public = generate_keypair(generate_path)
         click.echo(f"wrote private key {str(private)} (keep it secret, mode 0600) and public key {str(public)}")
@@ -99,10 +103,14 @@ def command(config_path, horizon, quick, json_path, report_paths, seed, seconds,
         if config_path is not None:
             raise UsageFailure("--verify takes a certificate, not a configuration")
         if json_path or report_paths or horizon or quick or seed is not None or seconds is not None or sign_path:
-            raise UsageFailure("--verify takes only --public-key, --rerun, --allow-unsigned and --no-progress")
+            raise UsageFailure("--verify takes only --public-key, --rerun, --allow-unsigned and --no-progress "
+                               "(and --workers / --scheduler with --rerun)")
+        if (workers is not None or scheduler is not None) and not rerun:
+            raise UsageFailure("--workers and --scheduler go with --rerun (only a re-run has work to distribute)")
         key = load_public_key(public_key_path) if public_key_path is not None else None
         doc = load_document(verify_path)
-        result = verify_document(doc, progress=not no_progress, public_key=key, rerun=rerun)
+        with make_executor(workers, scheduler) as executor:
+            result = verify_document(doc, progress=not no_progress, public_key=key, rerun=rerun, executor=executor)
         body = doc["body"]
         reran = "; the audit, search and proof witnesses reproduce when re-run" if rerun else ""
         if result.valid:
@@ -141,7 +149,9 @@ def command(config_path, horizon, quick, json_path, report_paths, seed, seconds,
         private_key = load_private_key(sign_path)
         signer = lambda raw: sign(raw, private_key)  # noqa: E731
     config = GTMConfig.load(config_path)
-    cert = certify(config, horizon=horizon, quick=quick, seconds=seconds, seed=seed, progress=not no_progress)
+    with make_executor(workers, scheduler) as executor:
+        cert = certify(config, horizon=horizon, quick=quick, seconds=seconds, seed=seed, progress=not no_progress,
+                       executor=executor)
     if out is not None:
         write_atomic(out, cert.to_json(signer))
     if reports:

@@ -14,6 +14,11 @@ starts, and refines them by a randomised local search with shrinking steps in
 (logit p, position of p' in its neighbourhood).  The best witness is
 re-evaluated at higher precision before it is reported.
 
+The starts are independent units of work (:class:`StartEvaluation`, a pure function of plan,
+horizon, seed and start index) evaluated through an injected ``map_starts`` - in order here by
+default, or on a cluster (``audits.execution``; this package imports nothing from ``audits``) -
+and folded into the incumbent in start order, so the result does not depend on where they ran.
+
 :func:`perturbed_plan` builds deliberately broken plans (noise scales wrong by a
 factor) that keep the original privacy claim, to show the search finds the
 violation.
@@ -25,7 +30,7 @@ import dataclasses
 import math
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, Sequence
 
 import mpmath
 import numpy as np
@@ -34,7 +39,8 @@ from ..errors import InvalidParameter, NotNeighbouring
 from ..neighbours import neighbour_interval
 from .transcripts import transcript_distribution
 
-__all__ = ["PerturbedPlan", "perturbed_plan", "SearchResult", "worst_case_search", "exact_loss"]
+__all__ = ["PerturbedPlan", "perturbed_plan", "SearchResult", "worst_case_search", "exact_loss", "StartEvaluation",
+           "StartOutcome", "random_start", "structured_starts", "in_order_map"]
 
 
 @dataclass(frozen=True)
@@ -167,7 +173,7 @@ def _logit(x: float) -> float:
     return math.log(x / (1 - x))
 
 
-def _structured_starts(plan, T: int) -> list[tuple[np.ndarray, np.ndarray]]:
+def structured_starts(plan, T: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """Tight constructions of the proof of Lemma 17 (continuation steps that need a large
     eta_1, a last step halting through the eta_2 tail), both directions, plus variants."""
     starts = []
@@ -196,6 +202,71 @@ def _structured_starts(plan, T: int) -> list[tuple[np.ndarray, np.ndarray]]:
     return starts
 
 
+def in_order_map(fn: Callable, items: Sequence) -> list:
+    """The default ``map_starts`` of :func:`worst_case_search`: ``[fn(x) for x in items]`` here."""
+    return [fn(x) for x in items]
+
+
+def random_start(horizon: int, seed: int, index: int) -> tuple[np.ndarray, np.ndarray]:
+    """Random start number ``index`` of a search seeded ``seed``: a length L uniform in 1..horizon,
+    logits u ~ N(0, 4^2), neighbour positions v = +-U(0.5, 1). Its stream is
+    ``SeedSequence([seed, index])``: a function of (horizon, seed, index) only, so a start is the
+    same wherever it is evaluated."""
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed), int(index)]))
+    L = int(rng.integers(1, horizon + 1))
+    u = rng.normal(0.0, 4.0, size=L)
+    v = rng.choice([-1.0, 1.0], size=L) * rng.uniform(0.5, 1.0, size=L)
+    return u, v
+
+
+@dataclass(frozen=True)
+class StartOutcome:
+    """A start evaluated: the point (u, v), its score (None if the pair is not neighbouring) and the
+    CPU seconds its evaluation took where it ran."""
+
+    u: np.ndarray
+    v: np.ndarray
+    score: tuple | None  # (loss - target, loss, kind, t, target)
+    cpu_seconds: float
+
+
+@dataclass(frozen=True)
+class StartEvaluation:
+    """The unit of work a ``map_starts`` mapper runs: evaluate start ``(kind, index)`` of a search.
+
+    ``kind`` is ``"structured"`` (the ``index``-th tight construction of :func:`structured_starts`) or
+    ``"random"`` (:func:`random_start`). A pure function of (plan, horizon, seed, kind, index) and the
+    precision: the outcome does not depend on the process that computes it. Picklable (the plan is)."""
+
+    plan: Any
+    horizon: int
+    seed: int
+    dps: int
+    objective: str
+
+    def point(self, kind: str, index: int) -> tuple[np.ndarray, np.ndarray]:
+        if kind == "structured":
+            return structured_starts(self.plan, self.horizon)[index]
+        return random_start(self.horizon, self.seed, index)
+
+    def __call__(self, item: tuple[str, int]) -> StartOutcome:
+        c0 = time.process_time()
+        u, v = self.point(*item)
+        r = score_point(self.plan, u, v, self.horizon, dps=self.dps, objective=self.objective)
+        return StartOutcome(u, v, r, time.process_time() - c0)
+
+
+def score_point(plan, u: np.ndarray, v: np.ndarray, horizon: int, *, dps: int, objective: str) -> tuple | None:
+    """(loss - target, loss, kind, t, target) of the pair encoded by (u, v); None if it is not neighbouring."""
+    eps = [float(plan.step(t).eps_t) for t in range(1, min(len(u), horizon) + 1)]
+    p, q = _decode(u, v, eps)
+    try:
+        loss, kind, t, claimed = exact_loss(plan, p, q, dps=dps, objective=objective)
+    except NotNeighbouring:
+        return None
+    return (loss - claimed, loss, kind, t, claimed)
+
+
 def worst_case_search(
     plan,
     *,
@@ -207,6 +278,8 @@ def worst_case_search(
     objective: str | None = None,
     progress=None,
     max_attempts: int | None = None,
+    map_starts: Callable[[Callable, Sequence], list] | None = None,
+    chunk: int = 8,
 ) -> SearchResult:
     """Maximise the exact loss |ln(P/P')| minus its target over neighbouring streams of length <= horizon.
 
@@ -219,6 +292,13 @@ def worst_case_search(
     ``max_attempts``: budget the search by candidate pairs tried instead of CPU time; the result
     then depends only on ``seed`` and ``max_attempts`` (re-runnable byte for byte), and
     ``seconds`` is only a safety cap (``complete`` is False if it stopped the search).
+
+    ``map_starts(fn, items)``: how the starts (the structured constructions, then the random starts)
+    are evaluated - ``[fn(x) for x in items]`` in order, here by default; pass e.g. a Dask executor's
+    ordered map to evaluate them on a cluster. Each start is a pure function of (plan, horizon, seed,
+    start index) (:class:`StartEvaluation`) and the outcomes are reduced in start order, so the result
+    is the same whatever the mapper. Starts go out ``chunk`` at a time; the budget is checked between
+    chunks (CPU seconds are those of this process plus, for starts evaluated elsewhere, theirs).
     """
     if objective is None:
         objective = "epsilon" if getattr(plan, "epsilon", None) is not None else "claimed"
@@ -236,40 +316,41 @@ def worst_case_search(
     if max_attempts is not None and (isinstance(max_attempts, bool) or not isinstance(max_attempts, int)
                                      or max_attempts < 1):
         raise InvalidParameter(f"max_attempts must be a positive integer, got {max_attempts!r}")
-    rng = np.random.default_rng(seed)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InvalidParameter(f"seed must be a non-negative integer, got {seed!r}")
+    if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
+        raise InvalidParameter(f"chunk must be a positive integer, got {chunk!r}")
+    mapper = in_order_map if map_starts is None else map_starts
+    rng = np.random.default_rng(seed)  # the local refinement's stream (the starts have their own)
     start = time.process_time()
+    elsewhere = 0.0  # CPU seconds of starts evaluated outside this process
     attempts = 0
     capped = False
+
+    def used() -> float:
+        return time.process_time() - start + elsewhere
 
     def spent(share: float) -> bool:
         """Has the phase ending at ``share`` of the budget used it up?"""
         nonlocal capped
         if max_attempts is None:
-            return time.process_time() - start > seconds * share
-        if time.process_time() - start > seconds:
+            return used() > seconds * share
+        if used() > seconds:
             capped = True
             return True
         return attempts >= max_attempts * share
+
     eps = [float(plan.step(t).eps_t) for t in range(1, horizon + 1)]
     evals = 0
     best = None  # (score, u, v, loss, kind, t, claimed)
 
-    def score(u, v):
-        nonlocal evals
-        p, q = _decode(u, v, eps[: len(u)])
-        try:
-            loss, kind, t, claimed = exact_loss(plan, p, q, dps=dps, objective=objective)
-        except NotNeighbouring:
-            return None
-        evals += 1
-        return (loss - claimed, loss, kind, t, claimed)
-
-    def consider(u, v):
-        nonlocal best, attempts
+    def reduce(u, v, r) -> bool:
+        """Fold one evaluated pair into the incumbent (in start order); True if it improved it."""
+        nonlocal best, attempts, evals
         attempts += 1
-        r = score(u, v)
         if r is None:
             return False
+        evals += 1
         if best is None or r[0] > best[0]:
             best = (r[0], u.copy(), v.copy(), r[1], r[2], r[3], r[4])
             if progress is not None:
@@ -277,18 +358,40 @@ def worst_case_search(
             return True
         return False
 
-    starts = _structured_starts(plan, horizon)
-    for u, v in starts:
-        consider(u, v)
-        if spent(0.4):
-            break
-    # random starts
-    while not spent(0.55):
-        L = int(rng.integers(1, horizon + 1))
-        u = rng.normal(0.0, 4.0, size=L)
-        v = rng.choice([-1.0, 1.0], size=L) * rng.uniform(0.5, 1.0, size=L)
-        consider(u, v)
-    # local refinement of the incumbent with shrinking steps
+    def consider(u, v):
+        return reduce(u, v, score_point(plan, u, v, horizon, dps=dps, objective=objective))
+
+    task = StartEvaluation(plan, horizon, int(seed), dps, objective)
+
+    def run_starts(kind: str, available: int | None, share: float, check_first: bool) -> None:
+        """Evaluate starts 0, 1, ... of ``kind`` through the mapper until the phase's budget is spent
+        (attempt-budgeted: exactly as many as the budget allows) or ``available`` ones are done."""
+        nonlocal elsewhere
+        index = 0
+        while available is None or index < available:
+            if check_first and spent(share):
+                return
+            if max_attempts is not None:
+                n = max(0, math.ceil(max_attempts * share) - attempts)
+                n = max(n, 0 if check_first else 1)
+            else:
+                n = chunk
+            n = min(n, chunk) if available is None else min(n, chunk, available - index)
+            if n <= 0:
+                return
+            c0 = time.process_time()
+            outcomes = mapper(task, [(kind, i) for i in range(index, index + n)])
+            here = time.process_time() - c0
+            elsewhere += max(0.0, sum(o.cpu_seconds for o in outcomes) - here)
+            for o in outcomes:
+                reduce(o.u, o.v, o.score)
+            index += n
+            if not check_first and spent(share):
+                return
+
+    run_starts("structured", len(structured_starts(plan, horizon)), 0.4, check_first=False)
+    run_starts("random", None, 0.55, check_first=True)
+    # local refinement of the incumbent with shrinking steps (sequential: each step starts from the last)
     step = 1.0
     while best is not None and not spent(1.0):
         _, u0, v0, *_ = best
@@ -328,7 +431,7 @@ def worst_case_search(
         claimed=top[5],
         epsilon=getattr(plan, "epsilon", None),
         evaluations=evals,
-        seconds=time.process_time() - start,
+        seconds=used(),
         seed=seed,
         attempts=attempts,
         complete=not capped,

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from gtm_core import GTMConfig, make_plan
 from gtm_core.errors import InvalidParameter
 from gtm_core.exact import check_neighbouring
-from gtm_core.exact.search import exact_loss, perturbed_plan, worst_case_search
+from gtm_core.exact.search import (StartEvaluation, exact_loss, perturbed_plan, random_start, structured_starts,
+                                   worst_case_search)
 
 
 @pytest.fixture(scope="module")
@@ -83,3 +85,62 @@ def test_perturbed_plan_keeps_the_claim(plan):
     assert b.tau1 == plan.tau1 * 0.5 and b.step(3).tau2 == plan.step(3).tau2 * 0.25
     assert b.claimed_loss(2, True) == plan.claimed_loss(2, True)
     assert b.epsilon == plan.epsilon and math.isclose(b.mu1, plan.mu1)
+
+
+# -- the starts are mappable (issue 19): same result whatever evaluates them -----------------------
+
+def test_search_result_does_not_depend_on_the_mapper_or_the_chunk_size(plan):
+    """A fake mapper that evaluates each chunk in reverse order (results handed back in order), and
+    odd chunk sizes, give the default in-order search's result exactly; it saw every start once."""
+    ref = worst_case_search(plan, horizon=2, seconds=120, seed=7, max_attempts=40)
+    seen = []
+
+    def reversed_map(fn, items):
+        items = list(items)
+        seen.extend(items)
+        return [fn(x) for x in reversed(items)][::-1]
+
+    got = worst_case_search(plan, horizon=2, seconds=120, seed=7, max_attempts=40, map_starts=reversed_map, chunk=3)
+    same = ("p", "p_prime", "transcript", "t", "loss", "loss_error", "claimed", "evaluations", "attempts", "complete")
+    assert {k: getattr(got, k) for k in same} == {k: getattr(ref, k) for k in same}
+    n_structured = len(structured_starts(plan, 2))
+    # 40 attempts: 16 structured (40 %), then random starts up to 22 (55 %), the rest refines the best
+    assert seen == [("structured", i) for i in range(16)] + [("random", i) for i in range(22 - 16)]
+    assert n_structured >= 16
+
+
+def test_a_start_is_a_pure_function_of_seed_and_index(plan):
+    import pickle
+
+    u, v = random_start(3, 11, 4)
+    u2, v2 = random_start(3, 11, 4)
+    assert np.array_equal(u, u2) and np.array_equal(v, v2) and 1 <= len(u) <= 3 and np.all(np.abs(v) >= 0.5)
+    assert not np.array_equal(random_start(3, 11, 5)[0][:1], u[:1])
+    task = StartEvaluation(plan, 2, 11, 10, "epsilon")
+    again = pickle.loads(pickle.dumps(task))  # what a Dask worker receives
+    a, b = task(("random", 3)), again(("random", 3))
+    assert a.score == b.score and np.array_equal(a.u, b.u) and a.cpu_seconds >= 0
+
+
+def test_search_rejects_a_bad_seed_or_chunk(plan):
+    with pytest.raises(InvalidParameter, match="seed"):
+        worst_case_search(plan, horizon=1, seconds=1, seed=-1)
+    with pytest.raises(InvalidParameter, match="chunk"):
+        worst_case_search(plan, horizon=1, seconds=1, chunk=0)
+
+
+@pytest.mark.slow
+def test_search_on_two_dask_worker_processes_gives_the_in_process_result(plan):
+    """The starts mapped on a local Dask cluster of 2 worker processes: the same result as in-process."""
+    distributed = pytest.importorskip("distributed")
+    ref = worst_case_search(plan, horizon=3, seconds=600, seed=5, max_attempts=120)
+    # the scheduler's HTTP server on a free port (its default 8787 may be taken: a warning, an error here)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  scheduler_kwargs={"dashboard_address": ":0"}, silence_logs=50) as cluster, distributed.Client(cluster) as client:
+        def dask_map(fn, items):
+            return client.gather(client.map(fn, list(items), pure=False))
+
+        got = worst_case_search(plan, horizon=3, seconds=600, seed=5, max_attempts=120, map_starts=dask_map, chunk=64)
+    same = ("p", "p_prime", "transcript", "t", "loss", "loss_error", "claimed", "evaluations", "attempts", "complete")
+    assert {k: getattr(got, k) for k in same} == {k: getattr(ref, k) for k in same}
+    assert got.seconds > 0.5 * ref.seconds  # the workers' CPU time is charged to the budget
