@@ -196,7 +196,7 @@ class GTMProblem:
     explore = True  # keep the best pairs by point estimate too (rare-event leaks, issue 20)
 
     def __init__(self, target: Target, eps_t, *, max_T: int = 50, oracle_plan=None, oracle_seconds: float = 10.0,
-                 extra_candidates=()):
+                 extra_candidates=(), oracle_attempts: int | None = None, map_starts=None):
         self.target, self.eps_t = target, eps_t
         limit = target.max_T if target.max_T is not None else max_T
         if not isinstance(eps_t, (int, float)):  # a per-step list covers steps 1..len: never reused beyond
@@ -204,14 +204,17 @@ class GTMProblem:
         self.max_T = int(min(max_T, limit))
         self.oracle_plan = oracle_plan
         self.oracle_seconds = oracle_seconds
+        self.oracle_attempts = oracle_attempts  # a count (reproducible) instead of the seconds, when given
+        self.map_starts = map_starts  # where the exact search's starts run (an executor's map_ordered)
         self.extra = list(extra_candidates)
         self._events: dict[int, EventSpace] = {}
 
     def initial_candidates(self):
         cands = S.initial_candidates(self.eps_t, self.max_T)
         if self.oracle_plan is not None:
-            cands = S.oracle_candidates(self.oracle_plan, self.eps_t, self.max_T,
-                                        horizon=min(3, self.max_T), seconds=self.oracle_seconds) + cands
+            cands = S.oracle_candidates(self.oracle_plan, self.eps_t, self.max_T, horizon=min(3, self.max_T),
+                                        seconds=self.oracle_seconds, max_attempts=self.oracle_attempts,
+                                        map_starts=self.map_starts) + cands
         return self.extra + cands
 
     def refine(self, candidate, rng):
@@ -747,8 +750,16 @@ def audit(
     if seconds is not None:
         # a hard budget: no answer is awaited past it (plus a grace for the final bookkeeping)
         target.set_deadline(time.monotonic() + seconds + DEADLINE_GRACE_SECONDS)
+    # with a sample budget the exact search's effort is a count too (S.ORACLE_ATTEMPTS_PER_SECOND per second of
+    # oracle_seconds, CPU time capped at S.ORACLE_TIME_CAP_FACTOR times it), so the proposal - and the whole
+    # audit - is a function of the seed wherever it runs
+    attempts = None
+    if seconds is None:
+        attempts = max(20, int(oracle_seconds * S.ORACLE_ATTEMPTS_PER_SECOND))
+        oracle_seconds = oracle_seconds * S.ORACLE_TIME_CAP_FACTOR
     problem = GTMProblem(target, eps_t, max_T=max_T, oracle_plan=oracle_plan, oracle_seconds=oracle_seconds,
-                         extra_candidates=extra_candidates)
+                         extra_candidates=extra_candidates, oracle_attempts=attempts,
+                         map_starts=None if executor is None else executor.map_ordered)
     return run_audit(problem, epsilon=epsilon, seconds=seconds, max_samples=max_samples, seed=seed,
                      confidence=confidence, progress=progress, target_name=target.describe(), executor=executor)
 

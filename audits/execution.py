@@ -218,8 +218,11 @@ class DaskExecutor(Executor):
                          "distributed.nanny.pre-spawn-environ.MALLOC_MMAP_THRESHOLD_": 1 << 25})
         try:
             if workers is not None:
+                # no dashboard, and the scheduler's web server on a free port (":0"): a fixed 8787 clashes
+                # with any other local cluster on the machine
                 self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                            dashboard_address=None, silence_logs=50, timeout=connect_seconds * 3)
+                                            dashboard_address=None, scheduler_kwargs={"dashboard_address": ":0"},
+                                            silence_logs=50, timeout=connect_seconds * 3)
                 self.client = Client(self.cluster, timeout=connect_seconds)
                 self.client.wait_for_workers(workers, timeout=connect_seconds * 3)
             else:

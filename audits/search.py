@@ -73,6 +73,11 @@ GRID_POINTS = 29  # levels of the grid family, equally spaced on the logit scale
 GRID_LOGIT_STEP = (math.log(P_MAX / (1 - P_MAX)) - math.log(P_MIN / (1 - P_MIN))) / (GRID_POINTS - 1)
 GRID_LEVELS = tuple(float(1 / (1 + math.exp(-x))) for x in
                     np.linspace(math.log(P_MIN / (1 - P_MIN)), math.log(P_MAX / (1 - P_MAX)), GRID_POINTS))
+# the exact engine's worst-case search (oracle) budgeted by a count, so that its proposal is a function of the
+# seed (a sample-budget audit, a certificate's --rerun): a budget-second buys this many attempts, and the
+# CPU-time cap (in multiples of the budget) only stops a search that would run away
+ORACLE_ATTEMPTS_PER_SECOND = 25
+ORACLE_TIME_CAP_FACTOR = 4.0
 EVERY_LENGTH = 10  # every length 1..EVERY_LENGTH is tried; longer ones on a geometric grid
 LONG_LENGTH_RATIO = 1.25
 

@@ -15,6 +15,7 @@ from typing import Mapping
 from gtm_core import GTMConfig, __version__
 from gtm_core.errors import ConfigError, InvalidParameter, UnsupportedConfiguration
 
+from ..search import ORACLE_ATTEMPTS_PER_SECOND, ORACLE_TIME_CAP_FACTOR
 from .derive import derive, effective_config
 from .model import EXTERNAL, EXTERNAL_CLAIMS, Certificate, Claim, Witness, WitnessContext
 from .progress import Progress
@@ -26,8 +27,8 @@ from .witnesses import DEFAULT_WITNESSES, WitnessFunction
 # Witness budgets are counts, not seconds, so that ``--verify --rerun`` reproduces the statistical and
 # search witnesses byte for byte: a budget-second buys this many audit samples / search attempts.
 AUDIT_SAMPLES_PER_SECOND = 1_000_000
-SEARCH_ATTEMPTS_PER_SECOND = 25
-SEARCH_TIME_CAP_FACTOR = 4.0  # CPU-time safety cap of the search, in multiples of its budget
+SEARCH_ATTEMPTS_PER_SECOND = ORACLE_ATTEMPTS_PER_SECOND  # one rule for the audit's oracle and the certificate
+SEARCH_TIME_CAP_FACTOR = ORACLE_TIME_CAP_FACTOR  # CPU-time safety cap of the search, in multiples of its budget
 
 
 def budgets_for(quick: bool, seconds: float | None) -> dict:

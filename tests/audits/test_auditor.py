@@ -199,3 +199,28 @@ def test_the_first_round_grows_with_the_sample_budget():
     assert runs(4000, n_inputs=10**6) == MIN_FIRST_ROUND
     assert runs(2 * 10**8) == int(0.5 * 0.4 * 2e8 / 2833) > 10 * 1000  # large budgets buy more than n0
     assert runs(10**11) == FIRST_ROUND_MAX_FACTOR * 1000
+
+
+def test_a_sample_budget_audit_with_the_exact_oracle_is_a_function_of_its_seed():
+    """The oracle (exact worst-case search) is budgeted by attempts when the audit has a sample budget, and its
+    starts run through the executor's map: two runs, one of them with a counting mapper, agree."""
+    import json
+
+    from audits.auditor import without_timings
+    from audits.execution import InProcess
+
+    class Counting(InProcess):
+        mapped = 0
+
+        def map_ordered(self, fn, items, *, deadline=None):
+            Counting.mapped += len(items)
+            return super().map_ordered(fn, items, deadline=deadline)
+
+    plan = make_plan(GTMConfig.load("examples/default.toml"))
+    kw = dict(epsilon=1.0, eps_t=0.1, seconds=None, max_samples=40_000, seed=4, progress=False, max_T=3,
+              oracle_plan=plan, oracle_seconds=1.0)
+    a = audit(SimulatorTarget(plan), **kw).to_dict()
+    b = audit(SimulatorTarget(plan), executor=Counting(), **kw).to_dict()
+    assert Counting.mapped > 0
+    assert json.dumps(without_timings(a), sort_keys=True) == json.dumps(without_timings(b), sort_keys=True)
+    assert a["search"]["families"].get("exact-oracle", {}).get("proposed", 0) >= 1

@@ -109,8 +109,6 @@ def test_gtm_audit_on_a_scheduler_and_two_workers_started_by_hand(tmp_path):
 # another cluster holding Dask's default HTTP port 8787: Dask warns, moves to a free port and leaks its probe
 # socket (harmless; the scheduler's HTTP server is better started on port 0, see audits.execution)
 @pytest.mark.slow
-@pytest.mark.filterwarnings("ignore:Port 8787 is already in use")
-@pytest.mark.filterwarnings("ignore:Exception ignored in. <socket.socket:pytest.PytestUnraisableExceptionWarning")
 def test_four_local_workers_give_the_in_process_audit():
     plan = make_plan(GTMConfig.load("examples/default.toml"))
     kw = dict(epsilon=1.0, eps_t=0.1, seconds=None, seed=3, progress=False, max_T=10, max_samples=6_000_000)

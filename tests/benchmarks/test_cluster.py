@@ -72,8 +72,6 @@ def comparable_planted(doc: dict) -> dict:
 @pytest.mark.slow
 # another cluster holding Dask's default HTTP port 8787: Dask warns, moves to a free port and leaks its probe
 # socket (harmless; the scheduler's HTTP server is better started on port 0, see audits.execution)
-@pytest.mark.filterwarnings("ignore:Port 8787 is already in use")
-@pytest.mark.filterwarnings("ignore:Exception ignored in. <socket.socket:pytest.PytestUnraisableExceptionWarning")
 def test_planted_and_calibration_on_a_dask_worker_equal_in_process(tmp_path, capsys):
     docs = []
     for flags in ([], ["--workers", "1"]):

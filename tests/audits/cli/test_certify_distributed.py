@@ -105,8 +105,6 @@ def diff(path: str, x, y, out: list[str]) -> None:
 @pytest.mark.slow
 # another cluster holding Dask's default HTTP port 8787: Dask warns, moves to a free port and leaks its probe
 # socket (harmless; the scheduler's HTTP server is better started on port 0, see audits.execution)
-@pytest.mark.filterwarnings("ignore:Port 8787 is already in use")
-@pytest.mark.filterwarnings("ignore:Exception ignored in. <socket.socket:pytest.PytestUnraisableExceptionWarning")
 def test_certificate_on_two_dask_workers_is_the_in_process_one_and_reruns_there(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("GTM_CACHE_DIR", str(tmp_path / "cache"))  # the lemma checks run once, then cached
     from audits.certify import witnesses as W
