@@ -304,8 +304,9 @@ class SVTProblem:
 
     ``proposals``: (pair, event) proposals computed from the variant's exact law
     (:func:`audits.power.svt_proposer.propose`; objects with ``q``, ``q_prime``, ``event`` and
-    ``membership``). Each becomes a candidate of the family ``exact-law`` audited on its proposed
-    event only (fewer events ranked at once: less selection noise); the other families run as
+    ``membership``, optionally ``alternatives``: further (name, membership) events). Each becomes a
+    candidate of the family ``exact-law`` audited on its proposed events only (fewer events ranked at
+    once: less selection noise); the other families run as
     before, and the engine selects, validates and estimates on fresh samples, so a proposal is never
     trusted - it competes."""
 
@@ -318,7 +319,9 @@ class SVTProblem:
         self._proposed = {}
         for p in self.proposals:
             key = (tuple(float(x) for x in p.q), tuple(float(x) for x in p.q_prime))
-            self._proposed[key] = EventSpace((f"exact-law:{p.event}",), np.asarray(p.membership, bool)[None, :])
+            events = [(p.event, p.membership)] + list(getattr(p, "alternatives", ()))
+            self._proposed[key] = EventSpace(tuple(f"exact-law:{name}" for name, _ in events),
+                                             np.array([np.asarray(row, bool) for _, row in events]))
 
     def initial_candidates(self):
         return [QueryPair(a, b, PROPOSAL_FAMILY) for a, b in self._proposed] + initial_pairs()

@@ -73,6 +73,7 @@ class ProposerSettings:
     # the engine ranks an event only once it has MIN_COUNT hits: with the SVT problem's first round of
     # SVTProblem.initial_samples runs per input, an event rarer than this would be dropped unranked
     min_probability: float = 2 * MIN_COUNT / SVTProblem.initial_samples
+    floors: tuple = (1.0, 4.0)  # one search per floor: events at least floor x min_probability likely
 
     def __post_init__(self):
         if not (self.samples > 0 and 0 < self.final_share <= 1 and 0 < self.alpha < 1):
@@ -106,9 +107,11 @@ class Proposal:
     probability: float = 0.0
     probability_prime: float = 0.0
     source: str = ""
+    alternatives: tuple = field(default=(), compare=False, repr=False)  # further (name, membership) events
 
     def to_dict(self) -> dict:
         return {"q": list(self.q), "q_prime": list(self.q_prime), "event": self.event,
+                "alternatives": [name for name, _ in self.alternatives],
                 "objective": self.objective, "loss": self.loss, "probability": self.probability,
                 "probability_prime": self.probability_prime, "source": self.source}
 
@@ -323,7 +326,7 @@ def _score_pairs(law, pairs, events_of, n, alpha, min_p):
     return out
 
 
-def _local_search(law, start, events_of, n, alpha, rng, settings: ProposerSettings):
+def _local_search(law, start, events_of, n, alpha, min_p, rng, settings: ProposerSettings):
     """Seeded hill climbing from one (value, q, q'): 1-3 coordinates of q (or of the move) changed per
     proposal, ``batch`` proposals per iteration, the best one kept when it improves."""
     val, q, qp = start
@@ -343,7 +346,7 @@ def _local_search(law, start, events_of, n, alpha, rng, settings: ProposerSettin
         if not ok.any():
             continue
         Q, Qp = Q[ok], Qp[ok]
-        vals = _score_pairs(law, list(zip(Q, Qp)), events_of, n, alpha, settings.min_probability)
+        vals = _score_pairs(law, list(zip(Q, Qp)), events_of, n, alpha, min_p)
         j = int(np.argmax([v for v, _, _ in vals]))
         if vals[j][0] > val:
             val, q, d = vals[j][0], vals[j][1], vals[j][2] - vals[j][1]
@@ -356,35 +359,49 @@ def proposed_problem(mech: SVT, settings: ProposerSettings = ProposerSettings())
 
 
 def propose(mech: SVT, settings: ProposerSettings = ProposerSettings()) -> list[Proposal]:
-    """The best ``settings.top`` distinct (pair, event) proposals for ``mech`` (module docstring), each
-    scored on the events the audit examines for its pair (:func:`audits.power.svt.event_space`).
+    """The best (pair, event) proposals for ``mech`` (module docstring), each scored on the events the
+    audit examines for its pair (:func:`audits.power.svt.event_space`): the search runs once per floor
+    f of ``settings.floors`` with events at least f x ``min_probability`` likely (frequent events are
+    ranked early by the engine, rare ones only later), ``settings.top`` distinct pairs each. Every
+    proposal carries as alternatives its pair's best events at 4 and 16 times its floor.
     Deterministic given ``settings``."""
     cache: dict = {}
 
     def events_of(q, q_prime):
         return event_space(mech, q, q_prime, cache)
 
-    n, alpha = settings.runs_per_input, settings.alpha
     law = Law(mech)
-    rng = np.random.default_rng(np.random.SeedSequence([int(settings.seed), 0x5F7]))
+    out: list[Proposal] = []
+    for i, floor in enumerate(settings.floors):
+        rng = np.random.default_rng(np.random.SeedSequence([int(settings.seed), 0x5F7, i]))
+        for p in _propose_at(mech, law, events_of, settings, settings.min_probability * floor, rng):
+            if all((p.q, p.q_prime) != (o.q, o.q_prime) for o in out):
+                out.append(p)
+    out.sort(key=lambda p: -p.objective)
+    return out
+
+
+def _propose_at(mech, law, events_of, settings: ProposerSettings, min_p: float, rng) -> list[Proposal]:
+    """One search (families 1-3 of the module docstring) with events at least ``min_p`` likely."""
+    n, alpha = settings.runs_per_input, settings.alpha
     pool = []
     if mech.aborts:
         step = settings.step or (1.0 if mech.name == "SVT3" else 0.5)
         pool += [(v, q, qp, "structured") for v, q, qp in
-                 _structured(mech, law, events_of, n, alpha, settings.min_probability, step, keep=2 * settings.starts)]
+                 _structured(mech, law, events_of, n, alpha, min_p, step, keep=2 * settings.starts)]
     base = [(np.array(c.p), np.array(c.p_prime)) for c in initial_pairs()]
-    scored = sorted(_score_pairs(law, base, events_of, n, alpha, settings.min_probability), key=lambda x: -x[0])
+    scored = sorted(_score_pairs(law, base, events_of, n, alpha, min_p), key=lambda x: -x[0])
     pool += [(v, q, qp, "initial-pairs") for v, q, qp in scored[: 2 * settings.starts]]
     pool.sort(key=lambda x: -x[0])
     starts, seen = [], set()
     for v, q, qp, src in pool:
         key = (tuple(np.round(q, 3)), tuple(np.round(qp, 3)))
-        if key not in seen:
+        if key not in seen and np.isfinite(v):
             seen.add(key)
             starts.append((v, q, qp, src))
     finals = list(starts)
     for v, q, qp, src in starts[: settings.starts]:
-        lv, lq, lqp = _local_search(law, (v, q, qp), events_of, n, alpha, rng, settings)
+        lv, lq, lqp = _local_search(law, (v, q, qp), events_of, n, alpha, min_p, rng, settings)
         finals.append((lv, lq, lqp, src + "+local-search"))
     finals.sort(key=lambda x: -x[0])
     # the best distinct pairs (by the search's quadrature), re-scored with the accurate law
@@ -401,11 +418,18 @@ def propose(mech: SVT, settings: ProposerSettings = ProposerSettings()) -> list[
     for q, qp, src in best:
         ev = events_of(q, qp)
         DA, DB = accurate_dist(mech, q)[None], accurate_dist(mech, qp)[None]
-        val, i, direction = best_events(DA, DB, ev, n, alpha, settings.min_probability)
+        val, i, direction = best_events(DA, DB, ev, n, alpha, min_p)
+        if not np.isfinite(val[0]):
+            continue
         i = int(i[0])
         if direction[0] < 0:
             q, qp, DA, DB = qp, q, DB, DA
         pa, pb = float(ev.probabilities(DA[0])[i]), float(ev.probabilities(DB[0])[i])
-        out.append(Proposal(q, qp, ev.names[i], ev.membership[i].copy(), float(val[0]), math.log(pa / pb), pa, pb, src))
-    out.sort(key=lambda p: -p.objective)
+        alts = []
+        for f in (4.0, 16.0):  # the same pair's best events at higher floors, same direction
+            v2, j, d2 = best_events(DA, DB, ev, n, alpha, min(min_p * f, 0.5))
+            if np.isfinite(v2[0]) and d2[0] > 0 and int(j[0]) != i:
+                alts.append((ev.names[int(j[0])], ev.membership[int(j[0])].copy()))
+        out.append(Proposal(q, qp, ev.names[i], ev.membership[i].copy(), float(val[0]), math.log(pa / pb), pa, pb,
+                            src, tuple(alts)))
     return out
