@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.polynomial.legendre import leggauss
+from threadpoolctl import threadpool_limits
 
 from gtm_core.errors import InvalidParameter
 
@@ -372,11 +373,14 @@ def propose(mech: SVT, settings: ProposerSettings = ProposerSettings()) -> list[
 
     law = Law(mech)
     out: list[Proposal] = []
-    for i, floor in enumerate(settings.floors):
-        rng = np.random.default_rng(np.random.SeedSequence([int(settings.seed), 0x5F7, i]))
-        for p in _propose_at(mech, law, events_of, settings, settings.min_probability * floor, rng):
-            if all((p.q, p.q_prime) != (o.q, o.q_prime) for o in out):
-                out.append(p)
+    # one BLAS thread: the products are small (threads only contend on a busy machine), and the sums
+    # are then done in one fixed order (the proposals do not depend on the machine's thread count)
+    with threadpool_limits(limits=1, user_api="blas"):
+        for i, floor in enumerate(settings.floors):
+            rng = np.random.default_rng(np.random.SeedSequence([int(settings.seed), 0x5F7, i]))
+            for p in _propose_at(mech, law, events_of, settings, settings.min_probability * floor, rng):
+                if all((p.q, p.q_prime) != (o.q, o.q_prime) for o in out):
+                    out.append(p)
     out.sort(key=lambda p: -p.objective)
     return out
 

@@ -19,7 +19,7 @@ from audits.power.svt import (DOMAIN, PROPOSAL_FAMILY, SVTProblem, first_above_d
 from audits.power.svt_proposer import Law, ProposerSettings, expected_conditional_bound, propose
 from gtm_core.errors import InvalidParameter
 
-FAST = dict(iterations=3, batch=8, starts=2, top=2)
+FAST = dict(iterations=2, batch=8, starts=1, top=2, floors=(1.0,), step=1.0)
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +36,7 @@ def _neighbouring(p):
 @pytest.mark.parametrize("name", ["SVT1", "SVT3", "SVT4", "SVT6"])
 def test_quadrature_law_matches_accurate_law(name):
     m = make(name)
-    Q = np.random.default_rng(4).uniform(-10, 10, (2, 10)).round(2)
+    Q = np.random.default_rng(4).uniform(-10, 10, (1, 10)).round(2)
     ref = {"SVT3": svt3_distribution, "SVT6": vector_distribution}.get(name, first_above_distribution)
     got = Law(m).dist(Q)
     want = np.array([ref(m, q) for q in Q])
@@ -48,12 +48,13 @@ def test_structured_laws_are_the_laws_of_their_vectors():
     law = Law(make("SVT3"))
     a, b = np.array([-3.0, 0.5]), np.array([1.0, 7.0])
     Q = np.array([[x] * 3 + [y] + [-10.0] * 6 for x in a for y in b])
-    assert np.max(np.abs(law.structured(4, a, b, -10.0).reshape(4, -1) - law.dist(Q))) < 1e-12
+    got = law.structured(4, law.factors(a), law.factors(b), law.factors([-10.0])).reshape(4, -1)
+    assert np.max(np.abs(got - law.dist(Q))) < 1e-12
 
 
 def test_expected_bound_prefers_frequent_events():
     # a rare event with a big loss is worse than a frequent one with a slightly smaller loss
-    rare = expected_conditional_bound(1e-5 * math.exp(0.4), 1e-5, 1e7, 0.05)
+    rare = expected_conditional_bound(1e-6 * math.exp(0.4), 1e-6, 1e7, 0.05)
     frequent = expected_conditional_bound(1e-2 * math.exp(0.17), 1e-2, 1e7, 0.05)
     assert frequent > rare
     assert expected_conditional_bound(0.1, 0.1 * math.exp(-0.2), 1e14, 0.05) == pytest.approx(0.2, abs=1e-5)
@@ -87,7 +88,7 @@ def test_correct_variants_never_exceed_the_claim(name):
 
 
 def test_svt3_exceeds_the_claim():
-    ps = propose(make("SVT3"), ProposerSettings(samples=10 ** 14, step=2.0, **FAST))
+    ps = propose(make("SVT3"), ProposerSettings(samples=10 ** 14, **{**FAST, "step": 2.0, "iterations": 0, "top": 1}))
     assert all(_neighbouring(p) for p in ps)
     assert ps[0].loss > 0.3 and ps[0].objective > 0.1
 
@@ -99,9 +100,22 @@ def test_bad_settings_are_typed_errors():
         ProposerSettings(step=-1.0)
 
 
+def test_problem_audits_proposals_on_their_events():
+    m = make("SVT4")
+    ps = propose(m, ProposerSettings(samples=20_000_000, **{**FAST, "iterations": 0}))
+    prob = SVTProblem(m, proposals=ps)
+    first = prob.initial_candidates()[: len(ps)]
+    assert [c.family for c in first] == [PROPOSAL_FAMILY] * len(ps)
+    for c, p in zip(first, ps):
+        ev = prob.events(c)
+        assert ev.names[0] == f"exact-law:{p.event}" and np.array_equal(ev.membership[0], p.membership)
+    assert len(SVTProblem(m).initial_candidates()) == len(prob.initial_candidates()) - len(ps)
+
+
+@pytest.mark.slow
 def test_audit_with_proposals_flags_svt3_not_svt1():
     """alpha = 0.05 (confidence 0.95), seed 3, 4e6 samples; SVT1 (eps-DP) is the no-false-alarm companion."""
-    settings = ProposerSettings(samples=4_000_000, step=2.0, **FAST)
+    settings = ProposerSettings(samples=4_000_000, **{**FAST, "step": 2.0})
     m3, m1 = make("SVT3"), make("SVT1")
     p3 = SVTProblem(m3, proposals=propose(m3, settings))
     assert p3.initial_candidates()[0].family == PROPOSAL_FAMILY
