@@ -26,9 +26,16 @@ Search (deterministic given ``ProposerSettings.seed``; a fixed amount of work, a
 3. ``local search``: seeded hill climbing over all 10 query values and all 10 moves (in [-1, 1]),
    every event of the event space, started from the best pairs of 1 and 2.
 
+The engine ranks an event only after it has been hit MIN_COUNT times (:mod:`audits.auditor`), and
+the SVT problem's first round runs every input SVTProblem.initial_samples times: a very rare event
+(the strongest SVT3 events have probability ~1e-4) would be dropped before it is ever ranked. So
+the search only considers events at least ``min_probability`` likely (20 expected first-round hits),
+runs once per ``floors`` multiple of it, and every proposal carries its pair's best events at 4 and
+16 times its floor as alternatives (ranked early, when the rarer event is still too noisy).
+
 Laws in the search use Gauss-Legendre quadrature over rho (panels of width 0.5 on [-12, 12], where
-the integrand's kinks r = q_j - t lie, geometric-free wide panels outside; :class:`Quadrature`); the
-best few pairs are re-scored with the accurate laws of :mod:`audits.power.svt`
+the integrand's kinks r = q_j - t lie, wide panels outside; :class:`Quadrature`); the best pairs
+are re-scored with the accurate laws of :mod:`audits.power.svt`
 (:func:`~audits.power.svt.first_above_distribution` etc.) before they are proposed.
 """
 
