@@ -14,7 +14,8 @@ with a slightly smaller loss). The pairs and events it proposes are only *candid
 still selects, validates and estimates on fresh samples (:mod:`audits.auditor`), so a wrong
 proposal costs samples, never soundness; the engine's other candidate families run as well.
 
-Search (deterministic given ``ProposerSettings.seed``; a fixed amount of work, a few seconds):
+Search (deterministic given ``ProposerSettings``; a fixed amount of work, not a clock: with the
+default settings 8 s for SVT4, ~30 s for SVT3, ~20-60 s for SVT5/SVT6 on a busy 2-core machine):
 
 1. ``structured`` (aborting variants): the first k-1 queries at a, moved by d1 = +-1 on the
    neighbour, query k at b moved by d2 = +-1, the later queries at -10 (unmoved), on a grid of
@@ -57,7 +58,6 @@ from .svt import (DOMAIN, N_QUERIES, SVT, VALUE_EDGES, SVTProblem, event_space, 
                   initial_pairs, svt3_distribution, vector_distribution)
 
 
-
 @dataclass(frozen=True)
 class ProposerSettings:
     """What the proposer optimises for and how long it searches.
@@ -90,6 +90,9 @@ class ProposerSettings:
                                    f"alpha={self.alpha!r}")
         if not 0 <= self.min_probability < 1:
             raise InvalidParameter(f"proposer settings: min_probability must be in [0, 1), got {self.min_probability!r}")
+        if not self.floors or any(not f >= 1 for f in self.floors):
+            raise InvalidParameter(f"proposer settings: floors must be a non-empty tuple of numbers >= 1, got "
+                                   f"{self.floors!r}")
         if self.step is not None and not (0 < self.step <= 10):
             raise InvalidParameter(f"proposer settings: step must be in (0, 10], got {self.step!r}")
         for name in ("iterations", "batch", "starts", "top"):
