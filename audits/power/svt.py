@@ -45,6 +45,7 @@ N_QUERIES = 10
 DOMAIN = (-10.0, 10.0)
 VALUE_EDGES = np.arange(-60.0, 62.0, 4.0)  # SVT3 value bins (plus two open ends)
 
+PROPOSAL_FAMILY = "exact-law"  # candidates proposed from the exact law (audits/power/svt_proposer.py)
 PUBLISHED_DP_SNIPER = {"SVT1": None, "SVT2": None, "SVT3": 0.172, "SVT4": 0.169, "SVT5": 1.761, "SVT6": 0.272}
 
 
@@ -279,18 +280,51 @@ def refine_pair(c: QueryPair, rng: np.random.Generator, n: int = 8) -> list[Quer
     return out[::2]
 
 
+def event_space(mech: SVT, q, q_prime, cache: dict | None = None) -> EventSpace:
+    """The events audited on the pair (q, q'): the variant's events, plus for the non-aborting
+    variants the linear-score events of the pair's move directions (:func:`_with_score_events`)."""
+    if cache is None:
+        base = mech.events()
+    else:
+        if "base" not in cache:
+            cache["base"] = mech.events()
+        base = cache["base"]
+    if mech.aborts:
+        return base
+    w = tuple(int(np.sign(a - b)) for a, b in zip(q, q_prime))
+    if cache is None:
+        return _with_score_events(base, w)
+    if w not in cache:
+        cache[w] = _with_score_events(base, w)
+    return cache[w]
+
+
 class SVTProblem:
-    """The engine's view of one SVT variant (inputs = query-answer vectors)."""
+    """The engine's view of one SVT variant (inputs = query-answer vectors).
+
+    ``proposals``: (pair, event) proposals computed from the variant's exact law
+    (:func:`audits.power.svt_proposer.propose`; objects with ``q``, ``q_prime``, ``event`` and
+    ``membership``, optionally ``alternatives``: further (name, membership) events). Each becomes a
+    candidate of the family ``exact-law`` audited on its proposed events only (fewer events ranked at
+    once: less selection noise); the other families run as
+    before, and the engine selects, validates and estimates on fresh samples, so a proposal is never
+    trusted - it competes."""
 
     initial_samples = 30_000  # first-round runs per input: the strongest SVT events are rare (~3e-4)
 
-    def __init__(self, mech: SVT):
+    def __init__(self, mech: SVT, proposals=()):
         self.mech = mech
-        self._events = mech.events()
-        self._scored: dict[tuple, EventSpace] = {}
+        self._cache: dict = {}
+        self.proposals = tuple(proposals)
+        self._proposed = {}
+        for p in self.proposals:
+            key = (tuple(float(x) for x in p.q), tuple(float(x) for x in p.q_prime))
+            events = [(p.event, p.membership)] + list(getattr(p, "alternatives", ()))
+            self._proposed[key] = EventSpace(tuple(f"exact-law:{name}" for name, _ in events),
+                                             np.array([np.asarray(row, bool) for _, row in events]))
 
     def initial_candidates(self):
-        return initial_pairs()
+        return [QueryPair(a, b, PROPOSAL_FAMILY) for a, b in self._proposed] + initial_pairs()
 
     def refine(self, candidate, rng):
         return refine_pair(candidate, rng)
@@ -299,12 +333,9 @@ class SVTProblem:
         return candidate.p, candidate.p_prime
 
     def events(self, candidate):
-        if self.mech.aborts:
-            return self._events
-        w = tuple(int(np.sign(a - b)) for a, b in zip(candidate.p, candidate.p_prime))
-        if w not in self._scored:
-            self._scored[w] = _with_score_events(self._events, w)
-        return self._scored[w]
+        if candidate.family == PROPOSAL_FAMILY:
+            return self._proposed[(candidate.p, candidate.p_prime)]
+        return event_space(self.mech, candidate.p, candidate.p_prime, self._cache)
 
     def sample_codes(self, inp, n, seed):
         return self.mech.sample_codes(inp, int(n), np.random.default_rng(seed))
