@@ -269,6 +269,7 @@ class Selection:
     rounds: int
     pairs_examined: int
     first_round_runs: int = 0  # runs per input of the first (coverage) round
+    first_round_runs_structured: int = 0  # ... of the structured (non-grid) families' pairs
     families: dict = field(default_factory=dict)  # per family: pairs proposed, scored, best score, runs
 
 
@@ -367,6 +368,13 @@ def select(problem, book: SampleBook, settings: AuditSettings, rng: np.random.Ge
     n_inputs = len({x for c in pool for x in problem.inputs(c)})
     n_round = first_round_runs(problem, book, settings, pool, n_inputs)
     first_n = n_round
+    # the coverage grid is thousands of pairs: sized over all inputs, its first round can be thin (a slow
+    # target, a long max_T). The structured families (a few hundred pairs, where the classic worst cases
+    # sit) are sized over their own inputs, so the grid never starves them (issue 20: "GTM power results
+    # unchanged or better")
+    structured = [c for c in pool if not _is_grid(c)]
+    n_structured = max(n_round, first_round_runs(problem, book, settings, structured,
+                                                 len({x for c in structured for x in problem.inputs(c)})))
     fam: dict[str, dict] = {}
     for c in pool:
         fam.setdefault(_family(c), {"proposed": 0, "scored": 0, "last_round": 0, "best_score": -math.inf})
@@ -383,8 +391,9 @@ def select(problem, book: SampleBook, settings: AuditSettings, rng: np.random.Ge
                 break
             a, b = problem.inputs(c)
             n_codes = problem.events(c).n_codes
-            book.ensure(a, n_round, n_codes)
-            book.ensure(b, n_round, n_codes)
+            n_c = n_round if _is_grid(c) else n_round * (n_round_structured(first_n, n_structured) // first_n)
+            book.ensure(a, n_c, n_codes)
+            book.ensure(b, n_c, n_codes)
             sc = score_candidate(problem, book, c, settings.alpha)
             scores.append(sc)
             f = fam.setdefault(_family(c), {"proposed": 0, "scored": 0, "last_round": 0, "best_score": -math.inf})
@@ -420,7 +429,8 @@ def select(problem, book: SampleBook, settings: AuditSettings, rng: np.random.Ge
         pool = survivors + fresh
         n_round *= 2
     return Selection(ranked=tuple(scores), best=best, rounds=rounds, pairs_examined=len(examined),
-                     first_round_runs=first_n, families=fam)
+                     first_round_runs=first_n, first_round_runs_structured=n_round_structured(first_n, n_structured),
+                     families=fam)
 
 
 def _selection_limit(settings: AuditSettings, best) -> float:
@@ -431,6 +441,17 @@ def _selection_limit(settings: AuditSettings, best) -> float:
     if best is not None and best.score > settings.epsilon:
         return settings.selection_share
     return max(settings.selection_share, EXTENDED_SELECTION_SHARE)
+
+
+def n_round_structured(n_grid: int, n_structured: int) -> int:
+    """First-round runs per input of the structured families: a whole multiple of the grid's (so both double
+    together in later rounds), at least the grid's."""
+    return n_grid * max(1, n_structured // max(n_grid, 1))
+
+
+def _is_grid(c) -> bool:
+    """A pair of the coverage grid (not refined): sized with the whole grid in the first round."""
+    return str(getattr(c, "family", "")) == "grid"
 
 
 def _family(c) -> str:
@@ -626,7 +647,8 @@ def _result(problem, book: SampleBook, settings: AuditSettings, selection: Selec
         seed=settings.seed, target=target_name, per_event=per_event,
         search={"rounds": selection.rounds, "pairs_examined": selection.pairs_examined, "selection_top": top,
                 "projected_bound": chosen.score, "final_runs_per_stream": na,
-                "first_round_runs_per_input": selection.first_round_runs, "families": families,
+                "first_round_runs_per_input": selection.first_round_runs,
+                "first_round_runs_per_input_structured": selection.first_round_runs_structured, "families": families,
                 "coverage": coverage, "budget": budget},
         method=METHOD,
     )

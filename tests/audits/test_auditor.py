@@ -224,3 +224,13 @@ def test_a_sample_budget_audit_with_the_exact_oracle_is_a_function_of_its_seed()
     assert Counting.mapped > 0
     assert json.dumps(without_timings(a), sort_keys=True) == json.dumps(without_timings(b), sort_keys=True)
     assert a["search"]["families"].get("exact-oracle", {}).get("proposed", 0) >= 1
+
+
+def test_the_grid_does_not_starve_the_structured_families():
+    """Issue 20 / power suite: the coverage grid's thousands of pairs are sized together; the structured
+    families (constant, mixed, ramp, laplace) are sized over their own inputs and get more runs each."""
+    plan = make_plan(GTMConfig.load("examples/default.toml"))
+    r = audit(SimulatorTarget(plan), epsilon=1.0, eps_t=0.1, seconds=None, max_samples=4_000_000, seed=1,
+              progress=False, max_T=10)
+    grid, structured = r.search["first_round_runs_per_input"], r.search["first_round_runs_per_input_structured"]
+    assert 50 <= grid < 1000 and structured >= 1000 and structured % grid == 0
