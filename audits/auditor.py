@@ -209,6 +209,11 @@ class GTMProblem:
         self.extra = list(extra_candidates)
         self._events: dict[int, EventSpace] = {}
 
+    def __getstate__(self):
+        # shipped to Dask workers with every batch: the mapper (bound to the client's executor) stays here,
+        # the workers only sample
+        return {**self.__dict__, "map_starts": None}
+
     def initial_candidates(self):
         cands = S.initial_candidates(self.eps_t, self.max_T)
         if self.oracle_plan is not None:
