@@ -120,7 +120,10 @@ def test_ctrl_c_during_a_step_is_honoured_within_a_second(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "audits.cli", "deploy", "step", str(state),
                              "--mechanism-cmd", tree_command(pidfile), "--timeout", "120"],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            # a test runner started in the background of a non-interactive shell ignores
+                            # SIGINT, and an ignored SIGINT is inherited (Python then installs no handler)
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert wait_until(lambda: len(pids(pidfile)) == 2, seconds=30)
         t0 = time.monotonic()
@@ -131,7 +134,7 @@ def test_ctrl_c_during_a_step_is_honoured_within_a_second(tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
-            proc.wait(timeout=5)
+            proc.communicate(timeout=5)  # also closes the pipes
     assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err
     assert raw_body(state)["failure"]["kind"] == "interrupted"
     assert wait_until(lambda: not any(alive(p) for p in pids(pidfile)))
