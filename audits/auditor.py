@@ -12,8 +12,8 @@ Three phases (:func:`select`, :func:`validate`, :func:`estimate`), on disjoint s
    round samples every pair (runs per input sized to the budget, :func:`first_round_runs`); in each
    later round the survivors are sampled twice as much, ranked by the bound the final phase would
    report (exploitation) and by the point estimate of their loss (exploration), the best quarter
-   of each ranking survive - fewer when the next round would cost more than LATER_ROUND_SHARE of
-   the selection budget left - and the best few of each are refined (:func:`audits.search.refine`).
+   of each ranking survive, and the best few of each are refined (:func:`audits.search.refine`;
+   the refinements are sampled first in the next round).
    While no pair is projected above the claim the selection may use EXTENDED_SELECTION_SHARE of
    the budget. The JSON's ``search`` section lists the families tried (pairs proposed / sampled),
    the searched region and every skipped region with its reason (:func:`audits.search.coverage`),
@@ -70,11 +70,6 @@ MIN_FIRST_ROUND = 50  # runs per input of the first round, at least
 FIRST_ROUND_MAX_FACTOR = 64  # ... and at most this many times n0: a leak on an event of probability q is
 # seen ~n q times in the first round; at n = n0 = 1000 and q = 3e-3 it is seen fewer than 3 times (the
 # exploration threshold) with probability 0.42, so a budget that allows more must buy more (issue 20)
-LATER_ROUND_SHARE = 0.5  # a halving round may cost at most this share of the selection budget left, so
-# the rounds after a large first round still happen (and sample their refinements): with the coverage grid
-# (~8k pairs at max-T 50) a quarter of the pool was as costly as the first round, the budget ran out inside
-# the second round and no refinement was ever sampled (issue 20, power suite)
-MIN_KEEP = 4  # ... but each ranking keeps at least this many pairs
 
 
 class AuditProblem(Protocol):
@@ -394,7 +389,6 @@ def select(problem, book: SampleBook, settings: AuditSettings, rng: np.random.Ge
     best = None
     scores: list[ScoredCandidate] = []
     scored_ids: set[int] = set()
-    round_start = (book.budget_used(), book.samples)
     while True:
         rounds += 1
         scores = []
@@ -432,32 +426,20 @@ def select(problem, book: SampleBook, settings: AuditSettings, rng: np.random.Ge
                 fam.setdefault(_family(r), {"proposed": 0, "scored": 0, "last_round": 0, "best_score": -math.inf})
                 fam[_family(r)]["proposed"] += 1
                 fresh.append(r)
-        n_next = 2 * n_round
-        multiple = n_round_structured(first_n, n_structured) // first_n
-
-        def runs_next(c, fresh_pair: bool) -> int:  # runs the next round asks for this pair (both inputs)
-            n_c = n_next if _is_grid(c) else n_next * multiple
-            return 2 * n_c if fresh_pair else n_c  # a survivor is topped up from half of it
-
-        per_run = (book.budget_used() - round_start[0]) / max(book.samples - round_start[1], 1)
-        room = LATER_ROUND_SHARE * (_selection_limit(settings, best) - book.budget_used())
-        fresh_cost = sum(runs_next(c, True) for c in fresh) * per_run
-        keep = max(4, len(scores) // 4)
-        # only a first round sized to the budget can leave too little for the later rounds; a problem with a
-        # fixed first round (initial_samples: SVT, finite targets) keeps the plain halving
-        capped = not getattr(problem, "initial_samples", None)
-        while True:
-            survivors = _survivors(scores, by_explore, keep)
-            if (not capped or keep <= MIN_KEEP
-                    or fresh_cost + sum(runs_next(c, False) for c in survivors) * per_run <= room):
-                break
-            keep = max(MIN_KEEP, keep // 2)
-        pool = survivors + fresh
-        n_round = n_next
-        round_start = (book.budget_used(), book.samples)
+        pool = next_round_pool(problem, _survivors(scores, by_explore, max(4, len(scores) // 4)), fresh)
+        n_round *= 2
     return Selection(ranked=tuple(scores), best=best, rounds=rounds, pairs_examined=len(examined),
                      first_round_runs=first_n, first_round_runs_structured=n_round_structured(first_n, n_structured),
                      families=fam)
+
+
+def next_round_pool(problem, survivors: list, fresh: list) -> list:
+    """The order a halving round visits its pairs in. A wide search (``problem.explore``: the GTM's coverage
+    grid) samples the refinements first: when the budget ends inside a round, the lowest-ranked survivors
+    go unsampled, not the refinements of the best pairs (at max-T 50 the survivors of the ~8k-pair grid
+    cost as much as the whole first round, and no refinement was ever sampled - issue 20, power suite).
+    The SVT problems keep the survivors first (small pools; their benchmark was measured so)."""
+    return fresh + survivors if getattr(problem, "explore", False) else survivors + fresh
 
 
 def _survivors(scores: list, by_explore: list, keep: int) -> list:

@@ -234,3 +234,27 @@ def test_the_grid_does_not_starve_the_structured_families():
               progress=False, max_T=10)
     grid, structured = r.search["first_round_runs_per_input"], r.search["first_round_runs_per_input_structured"]
     assert 50 <= grid < 1000 and structured >= 1000 and structured % grid == 0
+
+
+def _refined_pairs_sampled(plan) -> tuple[int, int]:
+    r = audit(SimulatorTarget(plan), epsilon=1.0, eps_t=0.1, seconds=None, max_samples=6_000_000, seed=2,
+              progress=False, max_T=50)
+    fams = r.search["families"]
+    return r.search["rounds"], sum(f["scored"] for name, f in fams.items() if name.endswith("+refined"))
+
+
+def test_refinements_are_sampled_after_a_large_first_round(plan):
+    """Issue 20 (power suite): at max-T 50 the coverage grid is ~8k pairs; a quarter of them cost as much
+    as the whole first round, so the budget ran out inside the second round before its refinements (last
+    in the round) were sampled. The refinements now come first."""
+    rounds, refined = _refined_pairs_sampled(plan)
+    assert rounds >= 2 and refined > 0
+
+
+def test_refinement_check_has_power(plan, monkeypatch):
+    """Companion: with the survivors first (the old order) the check above fails."""
+    import audits.auditor as A
+
+    monkeypatch.setattr(A, "next_round_pool", lambda problem, survivors, fresh: survivors + fresh)
+    rounds, refined = _refined_pairs_sampled(plan)
+    assert refined == 0
