@@ -75,8 +75,9 @@ def numerical_worst(plan, deployment, eps_t, extra_pairs=(), h=0.02):
 
 
 def witness_true_loss(plan, deployment, witness, h=0.02):
-    """Numerical loss ln(P[E]/P'[E]) of the audit's own witness event (its set of halting codes)."""
-    codes = list(witness["event_codes"])
+    """Numerical loss ln(P[E]/P'[E]) of the audit's own witness event (its set of halting codes; codes
+    above T are budget stops, probability 0: the broken deployments never stop)."""
+    codes = [c for c in witness["event_codes"] if c <= len(witness["p"])]
     a = halting_distribution(plan, witness["p"], deployment, h=h)[codes].sum()
     b = halting_distribution(plan, witness["p_prime"], deployment, h=h)[codes].sum()
     if a <= 0:

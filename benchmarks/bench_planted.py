@@ -78,7 +78,9 @@ def calibration_row(config: str, seed: int, max_T: int, seconds, max_samples) ->
     w = r.witness.to_dict()
     # The witness' true loss under the correct GTM's numerical law: how close to the claim the search
     # got (a calibration with weak witnesses would say nothing about false alarms at a tight pair).
-    a, b = (float(halting_distribution(plan, list(x))[list(w["event_codes"])].sum()) for x in (w["p"], w["p_prime"]))
+    # (codes above T are budget stops: probability 0, the simulator never stops)
+    a, b = (float(halting_distribution(plan, list(x))[[c for c in w["event_codes"] if c <= len(x)]].sum())
+            for x in (w["p"], w["p_prime"]))
     loss = math.log(a / b) if a > 0 and b > 0 else (math.inf if a > 0 else -math.inf)
     return {"seed": seed, "lower_bound": r.epsilon_lower_bound, "false_alarm": r.violation,
             "wall_seconds": time.monotonic() - t0, "samples": r.samples, "witness_true_loss": loss,

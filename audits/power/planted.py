@@ -186,10 +186,12 @@ def planted_pair(region: Region) -> tuple[tuple[float, ...], tuple[float, ...]]:
 
 
 def true_loss(deployment: PlantedDeployment, p, p_prime, codes) -> float:
-    """ln(P[E] / P'[E]) of the planted law for the event E = ``codes``."""
-    codes = list(codes)
-    a = float(deployment.law(p)[codes].sum())
-    b = float(deployment.law(p_prime)[codes].sum())
+    """ln(P[E] / P'[E]) of the planted law for the event E = ``codes``. Codes above T (budget stops,
+    :func:`audits.events.halting_events` with ``stops``; a level-set event may hold them) have
+    probability 0 here: the deployment never stops."""
+    law_a, law_b = deployment.law(p), deployment.law(p_prime)
+    a = float(law_a[[c for c in codes if c < law_a.size]].sum())
+    b = float(law_b[[c for c in codes if c < law_b.size]].sum())
     if a <= 0:
         return -math.inf
     return math.inf if b <= 0 else math.log(a / b)

@@ -104,3 +104,13 @@ def test_grid_scan_companion_finds_nothing_on_the_gtm_side(plan):
     r = replace(plant(plan, 0), q_hi=0.0, q_lo=0.0)
     best = best_grid_candidate(PlantedDeployment(plan, r))
     assert best["loss"] <= 1.0 + 1e-6
+
+
+def test_true_loss_gives_budget_stop_codes_probability_zero(plan):
+    """A witness event of a GTM audit may hold budget-stop codes (T + t; a level-set event of codes never
+    seen on either side): the planted deployment never stops, so they add nothing (this crashed the
+    planted suite with an IndexError)."""
+    dep = PlantedDeployment(plan, plant(plan, 8, max_T=10))
+    p, pp = [0.3] * 4, list(neighbour([0.3] * 4, [1] * 4, 0.1))
+    assert true_loss(dep, p, pp, [1, 5, 7]) == true_loss(dep, p, pp, [1])
+    assert math.isfinite(true_loss(dep, p, pp, [1, 5, 7]))
