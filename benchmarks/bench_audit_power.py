@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from audits.power.broken import DESCRIPTIONS, VARIANTS
-from audits.power.distribution import halting_distribution, worst_event
+from audits.power.distribution import event_loss, halting_distribution, worst_event
 from audits.events import halting_events
 from audits.search import MIXED_LEVELS, neighbour
 from benchmarks.cluster import add_execution_arguments, execution_record, executor_from, scheduler_address
@@ -75,14 +75,10 @@ def numerical_worst(plan, deployment, eps_t, extra_pairs=(), h=0.02):
 
 
 def witness_true_loss(plan, deployment, witness, h=0.02):
-    """Numerical loss ln(P[E]/P'[E]) of the audit's own witness event (its set of halting codes; codes
-    above T are budget stops, probability 0: the broken deployments never stop)."""
-    codes = [c for c in witness["event_codes"] if c <= len(witness["p"])]
-    a = halting_distribution(plan, witness["p"], deployment, h=h)[codes].sum()
-    b = halting_distribution(plan, witness["p_prime"], deployment, h=h)[codes].sum()
-    if a <= 0:
-        return -float("inf")
-    return float(np.log(a / b)) if b > 0 else float("inf")
+    """Numerical loss ln(P[E]/P'[E]) of the audit's own witness event (its set of halting codes;
+    :func:`audits.power.distribution.event_loss`)."""
+    return event_loss(halting_distribution(plan, witness["p"], deployment, h=h),
+                      halting_distribution(plan, witness["p_prime"], deployment, h=h), witness["event_codes"])
 
 
 def run_audit_cli(config, variant, seconds, seed, epsilon, eps_t, *, max_samples=None, scheduler=None):

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from functools import partial
@@ -36,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from audits.auditor import audit
-from audits.power.distribution import halting_distribution
+from audits.power.distribution import event_loss, halting_distribution
 from audits.power.planted import PlantedDeployment, best_grid_candidate, plant, planted_pair, true_loss
 from audits.statistics import cp_interval
 from audits.targets import CallableTarget, SimulatorTarget
@@ -78,10 +77,8 @@ def calibration_row(config: str, seed: int, max_T: int, seconds, max_samples) ->
     w = r.witness.to_dict()
     # The witness' true loss under the correct GTM's numerical law: how close to the claim the search
     # got (a calibration with weak witnesses would say nothing about false alarms at a tight pair).
-    # (codes above T are budget stops: probability 0, the simulator never stops)
-    a, b = (float(halting_distribution(plan, list(x))[[c for c in w["event_codes"] if c <= len(x)]].sum())
-            for x in (w["p"], w["p_prime"]))
-    loss = math.log(a / b) if a > 0 and b > 0 else (math.inf if a > 0 else -math.inf)
+    loss = event_loss(halting_distribution(plan, list(w["p"])), halting_distribution(plan, list(w["p_prime"])),
+                      w["event_codes"])
     return {"seed": seed, "lower_bound": r.epsilon_lower_bound, "false_alarm": r.violation,
             "wall_seconds": time.monotonic() - t0, "samples": r.samples, "witness_true_loss": loss,
             "witness": {"T": len(w["p"]), "event": w["event"], "family": w["family"]}}
@@ -120,11 +117,11 @@ def _calibration_summary(cal, epsilon: float) -> dict | None:
     if not cal:
         return None
     bounds = sorted(c["lower_bound"] for c in cal)
-    losses = sorted(c["witness_true_loss"] for c in cal if "witness_true_loss" in c)
+    losses = sorted(c["witness_true_loss"] for c in cal)
     return {"median_bound": float(np.median(bounds)), "max_bound": bounds[-1],
-            "median_witness_true_loss": float(np.median(losses)) if losses else None,
+            "median_witness_true_loss": float(np.median(losses)),
             "witnesses_within_1pct_of_claim": sum(x >= 0.99 * epsilon for x in losses),
-            "max_witness_true_loss": losses[-1] if losses else None}
+            "max_witness_true_loss": losses[-1]}
 
 
 def _fraction(k: int, n: int) -> dict:

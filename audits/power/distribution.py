@@ -142,6 +142,18 @@ def pair_losses(dist_a: np.ndarray, dist_b: np.ndarray, events) -> np.ndarray:
         return np.log(pa) - np.log(pb)
 
 
+def event_loss(dist_a: np.ndarray, dist_b: np.ndarray, codes) -> float:
+    """ln(Pr_a[E] / Pr_b[E]) for the event E = ``codes`` (a witness' halting codes; -inf when Pr_a[E] = 0,
+    +inf when only Pr_b[E] = 0). Codes beyond the laws (budget stops T + t of
+    :func:`audits.events.halting_events` with ``stops``, which a level-set event may hold) have probability
+    0: these deployments never stop."""
+    a = float(dist_a[[c for c in codes if c < dist_a.size]].sum())
+    b = float(dist_b[[c for c in codes if c < dist_b.size]].sum())
+    if a <= 0:
+        return -float("inf")
+    return float(np.log(a / b)) if b > 0 else float("inf")
+
+
 def worst_event(dist_a: np.ndarray, dist_b: np.ndarray, events, *, min_probability: float = 0.0):
     """(loss, event name, direction) of the largest |ln ratio| over events and both directions.
 

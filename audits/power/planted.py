@@ -55,7 +55,7 @@ from gtm_core.simulator import simulate
 from gtm_core.validation import check_nonnegative_int, check_stream
 
 from ..search import P_MAX, P_MIN, neighbour
-from .distribution import halting_distribution
+from .distribution import event_loss, halting_distribution
 
 LOSS_RANGE = (1.2, 2.5)
 HALF_WIDTH_RANGE = (8.0, 20.0)
@@ -186,15 +186,9 @@ def planted_pair(region: Region) -> tuple[tuple[float, ...], tuple[float, ...]]:
 
 
 def true_loss(deployment: PlantedDeployment, p, p_prime, codes) -> float:
-    """ln(P[E] / P'[E]) of the planted law for the event E = ``codes``. Codes above T (budget stops,
-    :func:`audits.events.halting_events` with ``stops``; a level-set event may hold them) have
-    probability 0 here: the deployment never stops."""
-    law_a, law_b = deployment.law(p), deployment.law(p_prime)
-    a = float(law_a[[c for c in codes if c < law_a.size]].sum())
-    b = float(law_b[[c for c in codes if c < law_b.size]].sum())
-    if a <= 0:
-        return -math.inf
-    return math.inf if b <= 0 else math.log(a / b)
+    """ln(P[E] / P'[E]) of the planted law for the event E = ``codes`` (:func:`.distribution.event_loss`:
+    budget-stop codes have probability 0, the deployment never stops)."""
+    return event_loss(deployment.law(p), deployment.law(p_prime), codes)
 
 
 def best_grid_candidate(deployment: PlantedDeployment, *, min_probability: float = 1e-4) -> dict:
