@@ -56,6 +56,9 @@ from .targets import Target
 VIOLATION, NO_VIOLATION = "violation", "no-violation-found"
 SELECTION_Z = 1.5  # pessimism (in standard errors) of the selection-phase ranking
 VALIDATION_K = 8  # witnesses re-ranked on fresh samples before the estimation phase
+VALIDATION_SHAPES = 3  # wide searches re-rank up to this many more: the best pair of each event space the
+# others do not cover: a long stream whose leak sits on a rare event ranks low until it has many samples, and the
+# refinements of a short strong pair can fill the whole last round (issue 20, power suite step-noise-reused)
 VALIDATION_EVENTS = 3  # events per witness candidate re-ranked in validation
 MIN_COUNT = 10  # an event needs this many selection hits on its likely side to be ranked
 EXPLORE_MIN_COUNT = 3  # ... and this many to be ranked by its point estimate (exploration)
@@ -277,6 +280,7 @@ class Selection:
     first_round_runs: int = 0  # runs per input of the first (coverage) round
     first_round_runs_structured: int = 0  # ... of the structured (non-grid) families' pairs
     families: dict = field(default_factory=dict)  # per family: pairs proposed, scored, best score, runs
+    latest: tuple = ()  # every scored pair's most recent score (all rounds), best first
 
 
 @dataclass(frozen=True)
@@ -389,6 +393,7 @@ def select(problem, book: SampleBook, settings: AuditSettings, rng: np.random.Ge
     best = None
     scores: list[ScoredCandidate] = []
     scored_ids: set[int] = set()
+    latest: dict[int, ScoredCandidate] = {}
     while True:
         rounds += 1
         scores = []
@@ -402,6 +407,7 @@ def select(problem, book: SampleBook, settings: AuditSettings, rng: np.random.Ge
             book.ensure(b, n_c, n_codes)
             sc = score_candidate(problem, book, c, settings.alpha)
             scores.append(sc)
+            latest[id(c)] = sc
             f = fam.setdefault(_family(c), {"proposed": 0, "scored": 0, "last_round": 0, "best_score": -math.inf})
             if id(c) not in scored_ids:
                 scored_ids.add(id(c))
@@ -430,7 +436,7 @@ def select(problem, book: SampleBook, settings: AuditSettings, rng: np.random.Ge
         n_round *= 2
     return Selection(ranked=tuple(scores), best=best, rounds=rounds, pairs_examined=len(examined),
                      first_round_runs=first_n, first_round_runs_structured=n_round_structured(first_n, n_structured),
-                     families=fam)
+                     families=fam, latest=tuple(sorted(latest.values(), key=lambda s: -s.score)))
 
 
 def next_round_pool(problem, survivors: list, fresh: list) -> list:
@@ -484,14 +490,7 @@ def validate(problem, book: SampleBook, settings: AuditSettings, selection: Sele
     """Phase 2: re-rank the top witnesses (distinct pairs, up to VALIDATION_K, each with its alternative
     events) on fresh samples - this removes the winner's curse of the selection, whose accumulated
     samples favour lucky candidates. Returns the witness to pre-register."""
-    top, seen_inputs = [], set()
-    for sc in selection.ranked:
-        key = problem.inputs(sc.candidate)
-        if key not in seen_inputs:
-            seen_inputs.add(key)
-            top.append(sc)
-        if len(top) >= VALIDATION_K:
-            break
+    top = validation_pool(problem, selection)
     if len(top) <= 1:
         return selection.best
     validated = []
@@ -511,6 +510,34 @@ def validate(problem, book: SampleBook, settings: AuditSettings, selection: Sele
         bar.update(book.progress_done(), f"validation {len(validated)}/{len(top)}")
     validated.sort(key=lambda x: -x[0])
     return validated[0][1]
+
+
+def validation_pool(problem, selection: Selection) -> list:
+    """The pairs validation re-ranks: the best of the last round by score (distinct input pairs, up to
+    VALIDATION_K). A wide search (``problem.explore``) adds up to VALIDATION_SHAPES more: the best pair (by
+    its most recent score, any round) of each event space the others do not cover - for the GTM, each
+    stream length: the loss of a long stream's rare event is bounded by its sample count until it has many
+    samples, so it ranks below the refinements of a short pair that fill the last round (issue 20).
+    Validation samples are fresh, so which pairs are re-ranked does not affect the final test's validity."""
+    diverse = VALIDATION_SHAPES if getattr(problem, "explore", False) else 0
+    top, seen_inputs = [], set()
+    for sc in selection.ranked:
+        if len(top) >= VALIDATION_K:
+            break
+        key = problem.inputs(sc.candidate)
+        if key not in seen_inputs:
+            seen_inputs.add(key)
+            top.append(sc)
+    shapes = {problem.events(sc.candidate).n_codes for sc in top}
+    for sc in selection.latest if diverse else ():
+        if len(top) >= VALIDATION_K + diverse:
+            break
+        key, shape = problem.inputs(sc.candidate), problem.events(sc.candidate).n_codes
+        if shape not in shapes and key not in seen_inputs and math.isfinite(sc.score):
+            shapes.add(shape)
+            seen_inputs.add(key)
+            top.append(sc)
+    return top
 
 
 def estimate(problem, book: SampleBook, settings: AuditSettings, witness: ScoredCandidate,

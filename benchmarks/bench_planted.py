@@ -51,14 +51,15 @@ def _budget(args) -> dict:
     return dict(seconds=args.seconds if args.max_samples is None else None, max_samples=args.max_samples)
 
 
-def planted_row(config: str, seed: int, max_T: int, q_min: float, seconds, max_samples) -> dict:
+def planted_row(config: str, seed: int, max_T: int, q_min: float, seconds, max_samples,
+                confidence: float = 0.95) -> dict:
     plan = make_plan(GTMConfig.load(config))
     region = plant(plan, seed, max_T=max_T, q_min=q_min)
     dep = PlantedDeployment(plan, region)
     t0 = time.monotonic()
     r = audit(CallableTarget(dep, name=f"planted-{seed}", max_T=max_T), epsilon=plan.epsilon,
               eps_t=plan.step(1).eps_t, seconds=seconds, max_samples=max_samples, seed=AUDIT_SEED_OFFSET + seed,
-              progress=False, max_T=max_T)
+              progress=False, max_T=max_T, confidence=confidence)
     wall = time.monotonic() - t0
     w = r.witness.to_dict()
     loaded, other = planted_pair(region)
@@ -69,11 +70,11 @@ def planted_row(config: str, seed: int, max_T: int, q_min: float, seconds, max_s
             "budget_warning": r.search.get("budget", {}).get("warning")}
 
 
-def calibration_row(config: str, seed: int, max_T: int, seconds, max_samples) -> dict:
+def calibration_row(config: str, seed: int, max_T: int, seconds, max_samples, confidence: float = 0.95) -> dict:
     plan = make_plan(GTMConfig.load(config))
     t0 = time.monotonic()
     r = audit(SimulatorTarget(plan), epsilon=plan.epsilon, eps_t=plan.step(1).eps_t, seconds=seconds,
-              max_samples=max_samples, seed=seed, progress=False, max_T=max_T)
+              max_samples=max_samples, seed=seed, progress=False, max_T=max_T, confidence=confidence)
     w = r.witness.to_dict()
     # The witness' true loss under the correct GTM's numerical law: how close to the claim the search
     # got (a calibration with weak witnesses would say nothing about false alarms at a tight pair).
@@ -139,6 +140,8 @@ def main(argv=None):
     ap.add_argument("--max-T", type=int, default=10)
     ap.add_argument("--q-min", type=float, default=1e-3)
     ap.add_argument("--config", default="examples/default.toml")
+    ap.add_argument("--confidence", type=float, default=0.95,
+                    help="confidence of every audit's bound (a false alarm has probability <= 1 - confidence)")
     add_execution_arguments(ap)
     ap.add_argument("--tag", default="")
     ap.add_argument("--results-dir", default=str(Path(__file__).parent / "results"))
@@ -153,7 +156,7 @@ def main(argv=None):
     with executor_from(args, "bench_planted") as executor:
         execution = execution_record(executor)
         planted = partial(planted_row, args.config, max_T=args.max_T, q_min=args.q_min, seconds=budget["seconds"],
-                          max_samples=budget["max_samples"])
+                          max_samples=budget["max_samples"], confidence=args.confidence)
         for row in ordered(executor, planted, seeds):
             rows.append(row)
             reg = row["region"]
@@ -163,7 +166,7 @@ def main(argv=None):
                   flush=True)
             _partial(args, rows)
         correct = partial(calibration_row, args.config, max_T=args.max_T, seconds=budget["seconds"],
-                          max_samples=budget["max_samples"])
+                          max_samples=budget["max_samples"], confidence=args.confidence)
         for c in ordered(executor, correct, range(args.calibration)):
             cal.append(c)
             _partial(args, rows, cal)
@@ -186,7 +189,7 @@ def main(argv=None):
     payload = {"benchmark": "planted", "config": args.config, "seeds": seeds,
                "epsilon": make_plan(GTMConfig.load(args.config)).epsilon,
                "audit_seed_rule": f"audit seed = {AUDIT_SEED_OFFSET} + planted seed; calibration seeds 0..N-1",
-               **budget, "max_T": args.max_T, "q_min": args.q_min, "workers": execution["workers"],
+               **budget, "confidence": args.confidence, "max_T": args.max_T, "q_min": args.q_min, "workers": execution["workers"],
                "execution": execution,
                "summary": summary, "rows": rows, "calibration": cal, "seconds_total": time.monotonic() - t0,
                "machine": machine_info()}
