@@ -19,7 +19,8 @@ Three phases (:func:`select`, :func:`validate`, :func:`estimate`), on disjoint s
    the searched region and every skipped region with its reason (:func:`audits.search.coverage`),
    and ``search.budget`` whether the budget could give a meaningful bound.
 2. *Validation*: the top pairs and their best events re-ranked on fresh samples (removes the
-   winner's curse). The output is one pre-registered witness: a pair, an event and a direction.
+   winner's curse); for the GTM also the best pair of each stream length the top pairs do not
+   cover, from any round (:func:`validation_pool`). The output is one pre-registered witness: a pair, an event and a direction.
 3. *Estimation*: fresh samples of the witness pair only. The planned number of runs M per input
    is fixed before sampling (from the measured throughput and the remaining budget); each input
    is run a Poisson(M) number of times (drawn from the audit's seeded generator, independent of

@@ -258,3 +258,66 @@ def test_refinement_check_has_power(plan, monkeypatch):
     monkeypatch.setattr(A, "next_round_pool", lambda problem, survivors, fresh: survivors + fresh)
     rounds, refined = _refined_pairs_sampled(plan)
     assert refined == 0
+
+
+def _scored(score: float, T: int, k: int):
+    """A scored pair of stream length T (distinct inputs by k) for the validation-pool tests."""
+    from audits.auditor import ScoredCandidate
+    from audits.search import Candidate
+
+    p = tuple([0.1 + 0.001 * k] * T)
+    return ScoredCandidate(score, Candidate(p, tuple(x + 0.05 for x in p), "mixed"), f"halt={T}", np.ones(1, bool))
+
+
+def _pool(explore: bool):
+    from audits.auditor import GTMProblem, Selection, validation_pool
+
+    ranked = tuple(_scored(5.0 - 0.1 * k, 2, k) for k in range(10))  # the last round: refinements of one T=2 pair
+    long_pair = _scored(3.4, 4, 99)  # a T=4 pair scored in an earlier round only
+    latest = tuple(sorted(ranked + (long_pair,), key=lambda s: -s.score))
+    problem = GTMProblem(SimulatorTarget(make_plan(GTMConfig.load("examples/default.toml"))), 0.1, max_T=10)
+    problem.explore = explore
+    sel = Selection(ranked=ranked, best=ranked[0], rounds=2, pairs_examined=11, latest=latest)
+    return validation_pool(problem, sel), long_pair
+
+
+def test_validation_keeps_the_best_pair_of_a_stream_length_the_last_round_lost():
+    """Issue 20 (power suite, step-noise-reused): the refinements of a short strong pair filled the last
+    round, and the T=4 pair whose rare event has loss 10 never reached validation. Validation now re-ranks
+    the last round's best 8 plus the best pair of each stream length they do not cover."""
+    top, long_pair = _pool(explore=True)
+    assert [sc.score for sc in top[:8]] == [5.0 - 0.1 * k for k in range(8)]
+    assert long_pair in top and len(top) == 9
+
+
+def test_validation_pool_check_has_power():
+    """Companion: without the stream-length slots (the SVT problems' rule) the long pair is not re-ranked."""
+    top, long_pair = _pool(explore=False)
+    assert long_pair not in top and len(top) == 8
+
+
+def _reused_bound(monkeypatch=None) -> float:
+    plan = make_plan(GTMConfig.load("examples/default.toml"))
+    from audits.power.broken import simulate_deployment
+
+    d = variant("step-noise-reused")
+    fn = lambda p, n, seed: simulate_deployment(plan, d, p, n, np.random.default_rng(seed)).halt  # noqa: E731
+    r = audit(CallableTarget(fn, name="step-noise-reused", max_T=50), epsilon=1.0, eps_t=0.1,
+              max_samples=30_000_000, seed=4, progress=False, max_T=50)
+    return r.epsilon_lower_bound
+
+
+@pytest.mark.slow
+def test_step_noise_reused_reaches_its_rare_strong_event():
+    """Issue 20 (power suite, audit seed 4, 3e7 samples): the T=4 pair of true loss 10 is the witness
+    (bound 9.5); with refinements sampled first it had been 6.09 (a T=2 pair of loss 6.2)."""
+    assert _reused_bound() > 8.5
+
+
+@pytest.mark.slow
+def test_step_noise_reused_check_has_power(monkeypatch):
+    """Companion: without the stream-length slots the same audit ends on the T=2 pair (bound < 7)."""
+    import audits.auditor as A
+
+    monkeypatch.setattr(A, "VALIDATION_SHAPES", 0)
+    assert _reused_bound() < 7
