@@ -195,6 +195,7 @@ def main(argv=None):
                "machine": machine_info()}
     path = Path(args.results_dir) / name
     path.write_text(json.dumps(payload, indent=2, default=float) + "\n")
+    (Path(args.results_dir) / name.replace(".json", ".partial.json")).unlink(missing_ok=True)  # superseded
     ok = flagged >= 0.9 * len(rows) and not any(c["false_alarm"] for c in cal)
     return 0 if ok else 1
 
