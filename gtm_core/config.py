@@ -46,6 +46,13 @@ from .validation import (
 
 PARAMETERIZATIONS = ("theorem21", "theorem23", "exact", "exact_noise", "horizon")
 
+# The evaluation-budget policy (docs/deployment.md, "The evaluation budget and the privacy claim"):
+# "none" runs Algorithm 1 as the paper states it (pure epsilon-DP; the budget is a reported
+# high-probability bound, never enforced); "refuse" refuses a step whose count N_t exceeds its budget
+# and ends the run in its failed state - a hard cap, at the price of an (epsilon, delta) claim.
+BUDGET_POLICIES = ("none", "refuse")
+DEFAULT_BUDGET_POLICY = "none"
+
 # parameterization = "horizon" (gtm_core.planners.horizon, written by `gtm tune`) carries its chosen
 # numbers, the same at every step 1..horizon: direction s_t (+1 direct, -1 flipped), threshold c_t,
 # base rate rho_t and the certified rejection threshold p_bar (docs/horizon.md).
@@ -60,6 +67,7 @@ _GTM_KEYS = {
     "epsilon_c",
     "c_h",
     "evaluation_budget_factor",
+    "evaluation_budget",
     *_HORIZON_KEYS,
 }
 _STREAM_KEYS = {"eps_t", "delta_t", "p_star", "horizon"}
@@ -118,8 +126,12 @@ class GTMParameters:
             ``theorem23``.
         epsilon_c: Theorem 23's loss of a run that never halts (> 0); ``theorem23`` only.
         c_h: Theorem 23's halting-cost factor C_H (> 0); ``theorem23`` only.
-        evaluation_budget_factor: a step may evaluate its mechanism at most
-            ceil(factor * max(lambda_max_t, ln(4/beta_t))) times (>= 1, default e; Lemma 22).
+        evaluation_budget_factor: the evaluation budget of a step is
+            ceil(factor * max(lambda_max_t, ln(4/beta_t))) (>= 1, default e; Lemma 22).
+        evaluation_budget: the budget policy, ``"none"`` (default: Algorithm 1, pure epsilon-DP;
+            the budget is reported, never enforced) or ``"refuse"`` (a step whose count exceeds
+            its budget is refused and the run fails: a hard cap, (epsilon, delta)-DP with the delta
+            of :meth:`gtm_core.planners.Plan.privacy_delta`).
 
     Raises:
         InvalidParameter: a value outside its range, or a field the parameterization does not use.
@@ -133,6 +145,7 @@ class GTMParameters:
     epsilon_c: float | None = None
     c_h: float | None = None
     evaluation_budget_factor: float = math.e
+    evaluation_budget: str = DEFAULT_BUDGET_POLICY
     direction: int | None = None   # horizon only
     c: int | None = None           # horizon only
     rho: float | None = None       # horizon only
@@ -154,6 +167,11 @@ class GTMParameters:
         if self.evaluation_budget_factor < 1:
             raise InvalidParameter(
                 f"evaluation_budget_factor must be >= 1, got {self.evaluation_budget_factor!r}"
+            )
+        if self.evaluation_budget not in BUDGET_POLICIES:
+            raise InvalidParameter(
+                f"evaluation_budget must be one of {', '.join(repr(b) for b in BUDGET_POLICIES)}, "
+                f"got {self.evaluation_budget!r}"
             )
         self._check_horizon_fields()
         if self.parameterization == "theorem23":
@@ -350,6 +368,8 @@ class GTMConfig:
         g = {k: v for k, v in dataclasses.asdict(self.gtm).items() if v is not None}
         if g.get("evaluation_budget_factor") == math.e:
             g.pop("evaluation_budget_factor")
+        if g.get("evaluation_budget") == DEFAULT_BUDGET_POLICY:  # digests of default configs unchanged
+            g.pop("evaluation_budget")
         s = {}
         for k, v in dataclasses.asdict(self.stream).items():
             s[k] = list(v) if isinstance(v, tuple) else v

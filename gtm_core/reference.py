@@ -6,14 +6,19 @@ Z_t = s_t (mu_1 - eta_1 + eta_{2,t}), lambda_t = rho_t exp(eps_t Z_t), draws N_t
 evaluates the mechanism N_t times, counts the +1 outputs K_t, and returns
 a_t = s_t (halt) if s_t (K_t - c_t - 1/2) > 0, else a_t = -s_t (continue).
 
-Policy for astronomically large lambda_t (unlucky noise: w_t = e^{eps_t eta_2} is Pareto,
-Lemma 12): every step has an evaluation budget. If N_t would exceed it, the step raises
-:class:`EvaluationBudgetExceeded` *before evaluating the mechanism at all*, and the GTM enters
-a terminal failed state. The decision "N_t > budget" depends only on the noise, never on the
-data, so refusing reveals nothing about X_t; but the run must not be retried with fresh
-noise (a retry is a second, unaccounted draw of the randomness the privacy proof charges for
-once). The planner reports an upper bound on Pr[N_t > budget] per step
-(:attr:`StepPlan.budget_exceed_probability`).
+Evaluation budget (``[gtm] evaluation_budget``, docs/deployment.md): every step has a budget
+(Lemma 22), and the planner reports an upper bound on Pr[N_t > budget]
+(:attr:`StepPlan.budget_exceed_probability`). Under the default policy ``"none"`` it is reported
+only: the run is Algorithm 1 and pure epsilon-DP. Under ``"refuse"``, a step whose N_t would exceed
+it raises :class:`EvaluationBudgetExceeded` *before evaluating the mechanism at all*, and the GTM
+enters a terminal failed state. Although the decision depends on the noise only, it is *not*
+harmless: the refused runs are those with the largest lambda_t, the only ones that can halt at a
+tiny p_t, and the region {N_t <= budget} is not invariant under Lemma 17's noise shift, so the
+truncated mechanism is (epsilon, delta)-DP, not pure (:meth:`gtm_core.planners.Plan.privacy_delta`).
+A refused run must never be retried with fresh noise (a retry is a second, unaccounted draw of the
+randomness the privacy proof charges for once). With no budget, a count above
+:data:`gtm_core.exact_sampling.MAX_UNBUDGETED_COUNT` (10^15 evaluations, which no deployment could
+run) still fails the step: a machine limit whose probability is astronomically small.
 
 Sampling: by default (``sampler="exact"``) every random quantity of the GTM - eta_1, eta_{2,t},
 N_t, purification's flips - is drawn exactly from random bits (:mod:`gtm_core.exact_sampling`):
@@ -543,7 +548,7 @@ class GTMRun:
             counter = _CountingMechanism(mechanism_for_step(mechanism, sp, self._rng))
             a = self._gtm.step(
                 counter, data, sp.eps_t, sp.tau2, sp.c, sp.rho, sp.s,
-                evaluation_budget=sp.evaluation_budget,
+                evaluation_budget=self.plan.enforced_budget(sp),
             )
             n = counter.count
         self._evaluations.append(n)
@@ -558,7 +563,7 @@ class GTMRun:
         count of the original mechanism's +1 outputs (same law, exact Bernoulli flips)."""
         g = self._gtm
         eps_t, tau2, c, rho, s, budget = g.check_step(
-            mechanism, sp.eps_t, sp.tau2, sp.c, sp.rho, sp.s, sp.evaluation_budget)
+            mechanism, sp.eps_t, sp.tau2, sp.c, sp.rho, sp.s, self.plan.enforced_budget(sp))
         n = g.draw_count(eps_t, tau2, rho, s, budget)
         try:
             k_raw = count_positive(mechanism, data, n)

@@ -148,6 +148,11 @@ def _privacy_claims(config, plan, sps, rows) -> list[Claim]:
                                           "lemma": "Lemma 17 (6)-(7), Theorem 21"}),
             _status(ok),
         ))
+        if not plan.pure:
+            c = out[-1]
+            out[-1] = Claim(c.id, c.category, c.statement + " Not applicable to the deployed mechanism: "
+                            "evaluation_budget = \"refuse\" truncates Algorithm 1, which is then not pure "
+                            "epsilon-DP (see privacy.approximate).", c.values, c.witness, "not-applicable")
     else:
         ok1 = 1 / Fraction(plan.tau1) <= Fraction(g.epsilon_c)
         out.append(Claim(
@@ -167,7 +172,38 @@ def _privacy_claims(config, plan, sps, rows) -> list[Claim]:
             rows, ("expost_halting_loss",), {"lemma": "Lemma 17 (7), Theorem 23"},
             {"loss_function": losses, "max_halting_loss": max(r["claimed_loss_halt"] for r in rows)},
         ))
+    if not plan.pure:
+        out.append(_approximate_claim(config, plan, rows))
     return out
+
+
+def _approximate_claim(config, plan, rows) -> Claim:
+    """privacy.approximate: the (epsilon, delta) claim of a deployment that enforces its evaluation
+    budget by refusal (``Plan.privacy_delta``): delta = (1 + e^eps) sum_t Pr[N_t > budget_t], the
+    per-step probabilities bounded rigorously (``proofs.plan_checks.budget_exceed_bound``) and the
+    sum and factor evaluated in arb with outward rounding."""
+    eps = plan.worst_claimed_loss()
+    with PC.arb_precision():
+        total = PC.exact(0.0)
+        for r in rows:
+            total += PC.exact(r["budget_exceed_upper"])
+        delta = (1 + PC.exact(eps).exp()) * total
+        delta_upper, stop_upper = PC.upper(delta), PC.upper(total)
+    worst = max(rows, key=lambda r: r["budget_exceed_upper"])
+    return Claim(
+        "privacy.approximate", "privacy",
+        f"With evaluation_budget = \"refuse\" the deployed GTM is ({eps:g}, {delta_upper:.3g})-differentially "
+        f"private: it agrees with Algorithm 1 (epsilon-DP) unless some step up to the horizon T={len(rows)} "
+        f"exceeds its budget, an event of the noise alone with probability delta_0 <= {stop_upper:.3g}; "
+        f"hence delta = (1 + e^epsilon) delta_0 (coupling on the same noise, docs/deployment.md).",
+        {"epsilon": eps, "delta_upper": delta_upper, "budget_stop_upper": stop_upper,
+         "delta_planner": plan.privacy_delta(), "worst_step": worst["t"],
+         "worst_step_upper": worst["budget_exceed_upper"]},
+        Witness("interval-arithmetic", {"method": "arb sum of rigorous per-step Pr[N_t > budget_t] bounds, "
+                                        "times 1 + e^epsilon, rounded outward",
+                                        "module": "proofs.plan_checks.budget_exceed_bound"}),
+        "pass",
+    )
 
 
 def _accuracy_claims(config, plan, rows) -> list[Claim]:

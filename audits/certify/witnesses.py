@@ -155,6 +155,12 @@ def exact_search_claim(plan, *, max_attempts: int, time_cap: float, seed: int, q
     statement = ("The exact engine's worst-case search over neighbouring Bernoulli streams finds no transcript "
                  "whose exact privacy loss exceeds its claimed bound (Lemma 17 (6)-(7)).")
     horizon = min(3 if quick else 5, plan.horizon)
+    if not plan.pure:  # the engine's law is Algorithm 1's; a refusing deployment is not that mechanism
+        return Claim(cid, "privacy", statement + " Not applicable: evaluation_budget = \"refuse\" deploys a "
+                     "truncated mechanism whose law the engine does not model; its claim is privacy.approximate.",
+                     {"search_horizon": horizon, "evaluation_budget": plan.budget_policy},
+                     Witness("exact-engine", {"function": "gtm_core.exact.worst_case_search",
+                                              "seed": seed % (2**32)}), "not-applicable")
     res = exact.worst_case_search(plan, horizon=horizon, seconds=time_cap, seed=seed % (2**32),
                                   max_attempts=max_attempts, **search_mapping(executor))
     found, error, claimed = float(res.loss), float(res.loss_error), float(res.claimed)

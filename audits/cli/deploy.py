@@ -42,7 +42,8 @@ def status_text(s: dict) -> str:
     nxt = s.get("next_step_plan")
     if nxt:
         line += (f"; next step {nxt['t']} (s={nxt['s']:+d}, c={nxt['c']}, eps_t={nxt['eps_t']:g}, "
-                 f"evaluation budget {nxt['evaluation_budget']}, "
+                 f"evaluation budget {nxt['evaluation_budget']}"
+                 f"{'' if nxt['evaluation_budget_enforced'] else ' (reported, not enforced)'}, "
                  f"Pr[budget exceeded] <= {nxt['budget_exceed_probability']:.3g})")
     elif s["horizon_reached"]:
         line += "; horizon reached without halting"
@@ -51,6 +52,7 @@ def status_text(s: dict) -> str:
     p = s["plan"]
     eps = "" if p["epsilon"] is None else f", epsilon={p['epsilon']:g}"
     lines.append(f"  plan: {p['parameterization']}, tau1={p['tau1']:.10g}, mu1={p['mu1']:.10g}{eps}")
+    lines.append(f"  privacy: {s['privacy']}")
     lines.append(f"  config sha256: {s['config_sha256']}")
     lines.append(f"  state file: generation {s['generation']}, "
                  f"updated {s['updated_utc']}")

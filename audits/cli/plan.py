@@ -25,6 +25,9 @@ def plan_payload(config: GTMConfig, steps: list[int]) -> dict:
         "config": config.to_dict(),
         "config_sha256": config.digest(),
         "globals": {**plan.globals_dict(), "tau2": rows[0]["tau2"] if rows else None},
+        "privacy": {"evaluation_budget": plan.budget_policy, "pure": plan.pure,
+                    "epsilon": plan.worst_claimed_loss(), "delta": plan.privacy_delta(),
+                    "statement": plan.privacy_statement()},
         "steps": rows,
         "usable": bad is None,
         "warning": None if bad is None else unusable_reason(bad),
@@ -45,6 +48,8 @@ def format_table(payload: dict) -> str:
     if g["parameterization"] != "theorem23":
         head += f"  tau2={g['tau2']:.10g}  epsilon={g['epsilon']:.10g}"
     lines.append(head)
+    if not payload["privacy"]["pure"]:
+        lines.append(f"privacy: {payload['privacy']['statement']}")
     lines.append(
         f"{'t':>7} {'s':>3} {'c':>7} {'rho':>14} {'Lambda':>12} {'p_bar':>12} {'lambda_max':>14}"
         + ("  tau2" if g["parameterization"] == "theorem23" else "")

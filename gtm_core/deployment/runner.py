@@ -39,6 +39,7 @@ from .mechanisms import check_time_limit, evaluate_count
 from .state import (
     KEY_HEADER,
     MAX_STATE_BYTES,
+    OLD_BUDGET_POLICY_REFUSAL,
     check_private_file,
     fault_point,
     plan_identity,
@@ -261,6 +262,8 @@ class Deployment:
             if config.digest() != body["config_sha256"]:
                 raise StateError(f"state file {where}: configuration does not match its SHA-256")
             plan = make_plan(config)
+            if "evaluation_budget" not in body["plan"]:
+                raise StateError(f"state file {where} {OLD_BUDGET_POLICY_REFUSAL}")
             if plan_identity(plan) != body["plan"]:
                 raise StateError(
                     f"state file {where}: this version of gtm plans the configuration differently "
@@ -410,6 +413,8 @@ class Deployment:
             "transcript": [list(r) for r in b["transcript"]],
             "config_sha256": b["config_sha256"],
             "plan": dict(b["plan"]),
+            "privacy": self._plan.privacy_statement(),
+            "privacy_delta": self._plan.privacy_delta(),
             "seeded": b["seeded"],
             "note": NOT_FOR_DEPLOYMENT if b["seeded"] else None,
             "generation": b["generation"],
@@ -421,6 +426,7 @@ class Deployment:
             out["next_step_plan"] = {
                 "t": sp.t, "s": sp.s, "c": sp.c, "eps_t": sp.eps_t, "p_star": sp.p_star,
                 "evaluation_budget": sp.evaluation_budget,
+                "evaluation_budget_enforced": self._plan.enforced_budget(sp) is not None,
                 "budget_exceed_probability": sp.budget_exceed_probability,
             }
         # no "state_bytes": the file's size is a function of secrets (the evaluation total's digits)
@@ -453,7 +459,7 @@ class Deployment:
         t = b["steps_done"] + 1
         sp = uncached_step_plan(self._config, t)
         eps_t, tau2, c, rho, s, budget = self._gtm.check_step(
-            mechanism, sp.eps_t, sp.tau2, sp.c, sp.rho, sp.s, sp.evaluation_budget)
+            mechanism, sp.eps_t, sp.tau2, sp.c, sp.rho, sp.s, self._plan.enforced_budget(sp))
 
         # phase 1: the noise, exactly (no data touched, nothing durable yet; may refine eta_1)
         try:
@@ -463,9 +469,10 @@ class Deployment:
                        f"step {t}: a sampling decision needed more random bits than the sampler's cap")
             raise
         except EvaluationBudgetExceeded:
-            self._fail(t, "evaluation_budget_exceeded",
-                       f"step {t} needed more than its evaluation budget of {budget} evaluations "
-                       f"(planner bound on this probability: {sp.budget_exceed_probability:.3g})")
+            limit = (f"its evaluation budget of {budget} evaluations (planner bound on this probability: "
+                     f"{sp.budget_exceed_probability:.3g})" if budget is not None else
+                     "the sampler's machine limit of 10^15 evaluations (evaluation_budget = \"none\")")
+            self._fail(t, "evaluation_budget_exceeded", f"step {t} needed more than {limit}")
             raise EvaluationBudgetExceeded(
                 f"step {t} exceeded its evaluation budget of {budget}; the deployment is now failed"
             ) from None

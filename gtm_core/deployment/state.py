@@ -201,7 +201,15 @@ def plan_identity(plan: Plan) -> dict:
         "tau1": float(plan.tau1),
         "mu1": float(plan.mu1),
         "epsilon": None if plan.epsilon is None else float(plan.epsilon),
+        "evaluation_budget": plan.budget_policy,
     }
+
+
+OLD_BUDGET_POLICY_REFUSAL = (
+    "was created by a gtm that always refused steps over their evaluation budget: such a run is "
+    "(epsilon, delta)-DP, not the pure epsilon-DP it was labelled, so this version refuses to resume it "
+    "as pure; retire it and start a new deployment with 'gtm deploy init' (docs/deployment.md)"
+)
 
 
 def validate_body(body: dict, where: str) -> None:

@@ -116,6 +116,57 @@ class Plan:
         return 1 / self.tau1 + 2 / self.step(t).tau2
 
     @property
+    def budget_policy(self) -> str:
+        """The evaluation-budget policy of the configuration: ``"none"`` or ``"refuse"``."""
+        return self.config.gtm.evaluation_budget
+
+    def enforced_budget(self, sp: StepPlan) -> int | None:
+        """The evaluation budget a run enforces at step ``sp.t``: ``sp.evaluation_budget`` under
+        the ``"refuse"`` policy, None (no cap: Algorithm 1) under ``"none"``. The one place the
+        policy is turned into behaviour."""
+        return sp.evaluation_budget if self.budget_policy == "refuse" else None
+
+    @property
+    def pure(self) -> bool:
+        """True when the deployed mechanism is Algorithm 1 itself (no budget is enforced), so its
+        privacy claim is pure (delta = 0)."""
+        return self.budget_policy == "none"
+
+    def budget_stop_probability(self) -> float:
+        """An upper bound on Pr[some step t <= horizon has N_t > budget_t] (union bound of the
+        per-step bounds :attr:`StepPlan.budget_exceed_probability`; the noise alone decides it)."""
+        return math.fsum(sp.budget_exceed_probability for sp in self.steps())
+
+    def worst_claimed_loss(self) -> float:
+        """The largest claimed loss of a transcript up to the horizon: epsilon, or for the ex-post
+        ``theorem23`` the maximum of :meth:`claimed_loss` over steps and outcomes."""
+        if self.epsilon is not None:
+            return self.epsilon
+        return max(self.claimed_loss(t, h) for t in range(1, self.horizon + 1) for h in (False, True))
+
+    def privacy_delta(self) -> float:
+        """The delta of the deployed mechanism's (epsilon, delta) claim (0 for the ``"none"`` policy).
+
+        Under ``"refuse"`` the deployed mechanism M' agrees with Algorithm 1's M on the event E that
+        no step up to the horizon exceeds its budget (E depends on the noise only, so Pr[not E] =
+        delta_0 is the same on every input). For every output set S and neighbours X, X':
+        Pr[M'(X) in S] <= Pr[M(X) in S] + delta_0 <= e^eps Pr[M(X') in S] + delta_0
+        <= e^eps (Pr[M'(X') in S] + delta_0) + delta_0, so delta = (1 + e^eps) delta_0 with delta_0 <=
+        :meth:`budget_stop_probability` (docs/deployment.md). The certificate re-derives it in arb."""
+        if self.pure:
+            return 0.0
+        return (1.0 + math.exp(self.worst_claimed_loss())) * self.budget_stop_probability()
+
+    def privacy_statement(self) -> str:
+        """One line: the privacy claim of the deployed mechanism."""
+        eps = self.worst_claimed_loss()
+        kind = "ex-post " if self.epsilon is None else ""
+        if self.pure:
+            return f"{kind}{eps:.6g}-differentially private (pure; evaluation budget reported, not enforced)"
+        return (f"({kind}{eps:.6g}, {self.privacy_delta():.3g})-differentially private (approximate: the "
+                f"evaluation budget is enforced by refusal)")
+
+    @property
     def good_event_failure(self) -> float:
         """Lemma 19(1) with c_G = 1/4: Pr[G^c] <= e^{-mu1/tau1} + beta/4 = beta/2."""
         return float(F.lemma19_good_event_failure(self.mu1, self.tau1, self.config.gtm.beta))
