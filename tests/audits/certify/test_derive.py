@@ -23,3 +23,18 @@ def test_effective_config_horizon():
         effective_config(lst, 4)
     with pytest.raises(ConfigError):
         effective_config(base, 0)
+
+
+def test_a_refusing_budget_gets_an_approximate_claim_and_no_pure_claim():
+    from audits.certify.derive import derive
+    from audits.certify.progress import Progress
+
+    capped = derive(_cfg(evaluation_budget="refuse", horizon=20), Progress(False))
+    claims = {c.id: c for c in capped.claims}
+    assert claims["privacy.pure-epsilon"].status == "not-applicable"
+    approx = claims["privacy.approximate"]
+    assert approx.status == "pass" and approx.witness.kind == "interval-arithmetic"
+    assert approx.values["delta_upper"] >= approx.values["delta_planner"] > 0
+    pure = derive(_cfg(horizon=20), Progress(False))
+    ids = {c.id: c for c in pure.claims}
+    assert ids["privacy.pure-epsilon"].status == "pass" and "privacy.approximate" not in ids

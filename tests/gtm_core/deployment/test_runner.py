@@ -647,3 +647,26 @@ def test_no_float_sampler_is_reachable_from_the_deployment_path(tmp_path):
                                   sampler="float").step(_Deterministic(0)))
     assert any(".exponential(" in b for b in bad) and any(".poisson(" in b for b in bad)
     assert any(".random(" in b for b in bad)  # purification's float flips
+
+
+def test_state_made_before_the_budget_policy_is_refused_naming_the_privacy_difference(state):
+    Deployment.create(state, config()).close()
+    body = raw_body(state)
+    old_plan = {k: v for k, v in body["plan"].items() if k != "evaluation_budget"}
+    reseal(state, {**body, "plan": old_plan})
+    with pytest.raises(StateError, match=r"\(epsilon, delta\)-DP, not the pure epsilon-DP"):
+        Deployment.open(state)
+
+
+def test_status_states_the_privacy_claim_of_each_policy(tmp_path):
+    pure = Deployment.create(tmp_path / "a.json", config(), seed=1)
+    s = pure.status_dict()
+    assert "pure" in s["privacy"] and s["privacy_delta"] == 0.0
+    assert s["next_step_plan"]["evaluation_budget_enforced"] is False
+    pure.close()
+    capped_config = config().with_changes(evaluation_budget="refuse")
+    capped = Deployment.create(tmp_path / "b.json", capped_config, seed=1)
+    s = capped.status_dict()
+    assert "approximate" in s["privacy"] and s["privacy_delta"] > 0
+    assert s["next_step_plan"]["evaluation_budget_enforced"] is True
+    capped.close()
