@@ -20,7 +20,7 @@ import sys
 
 import click
 
-from gtm_core import GTMConfig
+from gtm_core import GTMConfig, make_plan
 from gtm_core.errors import InvalidParameter
 from gtm_core.files import write_atomic
 
@@ -102,6 +102,7 @@ def command(target_cmd, epsilon, eps_t, config_path, seconds, seed, confidence, 
     if config_path is not None:
         epsilon, eps_arg = _agree_with_config(config_path, epsilon, eps_arg, audit_parameters)
     max_T = _stream_limit(max_T, eps_arg)
+    capped = _approximate_claim(config_path)
     with make_executor(workers, scheduler) as executor, SubprocessTarget(target_cmd, timeout=timeout) as target:
         result = audit(target, epsilon=epsilon, eps_t=eps_arg, seconds=seconds, seed=seed, max_samples=max_samples,
                        confidence=confidence, progress=not quiet and sys.stderr.isatty(), max_T=max_T,
@@ -112,6 +113,8 @@ def command(target_cmd, epsilon, eps_t, config_path, seconds, seed, confidence, 
     report_text = render_report(result, report_fmt) if report_out is not None else None  # before any file
     payload = result.to_dict()
     payload["execution"] = execution
+    if capped is not None:
+        payload["configuration_privacy"] = capped
     write_json(json_out, payload)
     if report_out is not None:
         write_atomic(report_out, report_text)
@@ -123,11 +126,27 @@ def command(target_cmd, epsilon, eps_t, config_path, seconds, seed, confidence, 
         click.echo(f"witness: event {w.event}, P = {w.probability_a:.4g} (>= {w.probability_a_lower:.4g}), "
                    f"P' = {w.probability_b:.4g} (<= {w.probability_b_upper:.4g}), {w.n_a:,} runs each")
     click.echo(f"samples: {result.samples:,} in {result.seconds:.1f} s")
+    if capped is not None:
+        click.echo(f"note: the configuration claims {capped['statement']}; this audit tests the pure epsilon "
+                   f"part, so a violation is evidence against pure epsilon-DP, not necessarily against "
+                   f"delta = {capped['delta']:.3g}")
     if result.samples < WEAK_SAMPLES:
         click.echo(f"gtm: warning: only {result.samples:,} runs in {result.seconds:.0f} s (a slow target or a small "
                    f"--max-samples): the lower bound is weak and can miss a violation; a larger --seconds or a faster "
                    f"target tightens it", err=True)
     sys.exit(EXIT_CHECK_FAILED if result.violation else EXIT_OK)
+
+
+def _approximate_claim(path) -> dict | None:
+    """The (epsilon, delta) claim of a configuration whose evaluation budget is enforced by refusal
+    (None without a configuration or for the pure ``"none"`` policy)."""
+    if path is None:
+        return None
+    plan = make_plan(GTMConfig.load(path))
+    if plan.pure:
+        return None
+    return {"evaluation_budget": plan.budget_policy, "epsilon": plan.worst_claimed_loss(),
+            "delta": plan.privacy_delta(), "statement": plan.privacy_statement()}
 
 
 def _agree_with_config(path, epsilon, eps_t, audit_parameters):
