@@ -28,8 +28,9 @@ from gtm_core import GTMConfig
 from gtm_core.files import jsonable
 
 CERT_FORMAT = "gtm-certificate/1"
+# 3: the evaluation-budget policy is part of what is certified (pure epsilon only without a cap);
 # 2: external witnesses bound to the configuration digest and budgeted by counts (re-runnable)
-CERT_SCHEMA = 2
+CERT_SCHEMA = 3
 BODY_KEYS = frozenset({"format", "verdict", "mode", "config", "config_sha256", "horizon", "globals", "claims",
                        "refusals", "steps", "provenance"})
 DOCUMENT_KEYS = frozenset({"format", "sha256", "body"})

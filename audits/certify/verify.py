@@ -139,6 +139,11 @@ def verify_document(doc: dict, progress: bool = False, *, public_key=None, rerun
         if why is not None:
             return Verification("tampered", [f"signature: {why}"])
         signed = True
+    if body["provenance"].get("certificate_schema") == 2:
+        return Verification("mismatched", [
+            "certificate schema 2 was issued when every deployment refused steps over their evaluation budget, "
+            "which is (epsilon, delta)-DP, not the pure epsilon-DP it certified: re-certify with this version "
+            "(docs/deployment.md, 'The evaluation budget and the privacy claim')"])
     if body["provenance"].get("certificate_schema") != CERT_SCHEMA:
         return Verification("mismatched", [
             f"certificate schema {body['provenance'].get('certificate_schema', 1)!r}, this gtm verifies schema "

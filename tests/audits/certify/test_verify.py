@@ -94,3 +94,12 @@ def test_numbers_from_another_platform_are_mismatched_not_valid(document):
     v = verify_document(doc)
     assert v.status == "mismatched" and not v.valid
     assert any("rho" in p for p in v.problems)
+
+
+def test_a_certificate_from_before_the_budget_policy_is_mismatched_naming_the_privacy_difference(document):
+    # schema 2 certified "pure" while every deployment refused over-budget steps ((eps, delta)-DP)
+    doc = _tamper(document, lambda b: b["provenance"].__setitem__("certificate_schema", 2))
+    doc["sha256"] = body_digest(doc["body"])
+    v = verify_document(doc)
+    assert v.status == "mismatched" and "(epsilon, delta)-DP" in v.problems[0]
+    assert verify_document(document).status in ("valid", "unsigned")  # companion: today's schema verifies
