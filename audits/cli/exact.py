@@ -36,6 +36,11 @@ def _parse_probs(text: str, option: str) -> list[str]:
 
 def exact_payload(config: GTMConfig, p: list[str], p_prime: list[str], digits: int, certified: bool) -> dict:
     plan = make_plan(config)
+    if not plan.pure:
+        raise UsageFailure(
+            "gtm exact computes the law of Algorithm 1 without an evaluation budget; this configuration "
+            "refuses over-budget steps (evaluation_budget = \"refuse\"), a different, (epsilon, delta)-DP "
+            "mechanism: see gtm certify's privacy.approximate claim")
     if len(p) != len(p_prime):
         raise UsageFailure(f"--p and --p-prime must have the same length, got {len(p)} and {len(p_prime)}")
     if len(p) > config.stream.horizon:

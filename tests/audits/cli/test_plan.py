@@ -283,3 +283,21 @@ def test_first_unusable_step_is_the_first_below_the_floor():
     assert sp is not None and sp.t == 2
     s1 = plan.step(1)
     assert s1.p_bar >= THRESHOLD_RATIO_FLOOR * s1.p_star > sp.p_bar
+
+
+def test_plan_states_the_privacy_claim_of_each_budget_policy(tmp_path):
+    """The default prints no extra line and claims pure epsilon in its JSON; a refusing budget prints
+    its (epsilon, delta) claim in the table and the JSON; gtm exact refuses to pretend it models it."""
+    capped = tmp_path / "capped.toml"
+    capped.write_text(DEFAULT.read_text().replace('\nbeta = 0.05\n', '\nbeta = 0.05\nevaluation_budget = "refuse"\n'))
+    runner = CliRunner()
+    pure = runner.invoke(cli, ["plan", str(DEFAULT), "--json", str(tmp_path / "a.json")])
+    assert pure.exit_code == 0 and "privacy:" not in pure.output
+    a = json.loads((tmp_path / "a.json").read_text())["privacy"]
+    assert a["pure"] and a["delta"] == 0.0 and a["evaluation_budget"] == "none"
+    res = runner.invoke(cli, ["plan", str(capped), "--json", str(tmp_path / "b.json")])
+    assert res.exit_code == 0 and "privacy: (1, " in res.output
+    b = json.loads((tmp_path / "b.json").read_text())["privacy"]
+    assert not b["pure"] and 0 < b["delta"] < 1e-2 and b["evaluation_budget"] == "refuse"
+    ex = runner.invoke(cli, ["exact", str(capped), "--p", "0.1", "--p-prime", "0.11"])
+    assert ex.exit_code == 2 and "evaluation budget" in ex.output
