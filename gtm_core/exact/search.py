@@ -73,6 +73,11 @@ class PerturbedPlan:
         return self.base.horizon
 
     @property
+    def pure(self) -> bool:
+        """The base plan's budget policy claim (a broken variant still *claims* it)."""
+        return self.base.pure
+
+    @property
     def parameterization(self) -> str:
         return f"{self.base.parameterization}[tau1x{self.tau1_factor:g},tau2x{self.tau2_factor:g}]"
 

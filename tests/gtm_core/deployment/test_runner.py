@@ -316,11 +316,22 @@ def test_budget_exceeded_fails_before_any_evaluation(state, monkeypatch):
     real = dep_runner.uncached_step_plan
     monkeypatch.setattr(dep_runner, "uncached_step_plan", lambda cfg, t: dataclasses.replace(real(cfg, t), evaluation_budget=0))
     calls = []
-    with Deployment.create(state, config()) as dep:
+    with Deployment.create(state, config().with_changes(evaluation_budget="refuse")) as dep:
         with pytest.raises(EvaluationBudgetExceeded):
             dep.step(lambda x: calls.append(1) or -1)
     assert calls == []
     _assert_failed_on_disk(state, "evaluation_budget_exceeded", 1)
+
+
+def test_a_budget_of_zero_is_not_enforced_under_the_default_policy(state, monkeypatch):
+    """Companion: the same zero budget under evaluation_budget = "none" (Algorithm 1) evaluates."""
+    real = dep_runner.uncached_step_plan
+    monkeypatch.setattr(dep_runner, "uncached_step_plan", lambda cfg, t: dataclasses.replace(real(cfg, t), evaluation_budget=0))
+    calls = []
+    with Deployment.create(state, config()) as dep:
+        dep.step(lambda x: calls.append(1) or -1)
+        assert dep.status == "running"
+    assert len(calls) > 0
 
 
 def test_interrupt_during_evaluation_fails_the_deployment(state):
