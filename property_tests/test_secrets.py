@@ -194,10 +194,10 @@ def test_float_reference_run_reprs():
         assert not leaks(text), text
 
 
-def _fail_with(tmp_path, caplog, mechanism, exc_type, **patch):
+def _fail_with(tmp_path, caplog, mechanism, exc_type, config=CONFIG, **patch):
     caplog.set_level(logging.DEBUG)
     state = tmp_path / "s"
-    with Deployment.create(state, CONFIG) as dep:
+    with Deployment.create(state, config) as dep:
         dep.step(sentinel_mechanism(K_CONTINUE))
         with pytest.raises(exc_type) as info:
             dep.step(mechanism, **patch)
@@ -235,7 +235,8 @@ def test_budget_exceeded_channels(tmp_path, caplog, monkeypatch, planted):
     real = dep_runner.uncached_step_plan
     monkeypatch.setattr(dep_runner, "uncached_step_plan",
                         lambda cfg, t: real(cfg, t) if t == 1 else dataclasses.replace(real(cfg, t), evaluation_budget=100))
-    _fail_with(tmp_path, caplog, sentinel_mechanism(K_CONTINUE), EvaluationBudgetExceeded)
+    _fail_with(tmp_path, caplog, sentinel_mechanism(K_CONTINUE), EvaluationBudgetExceeded,
+               config=CONFIG.with_changes(evaluation_budget="refuse"))
 
 
 def test_cli_channels(tmp_path, monkeypatch, caplog, planted):

@@ -20,7 +20,7 @@ The outer integral over D is mpmath.quad (tanh-sinh) with split points at 0 and 
 halting (lambda q = c) and budget (lambda = B) transitions, whose width in D is
 ~ 1/(eps sqrt(lambda)).
 
-LIMITATION (deadline): the pointwise Poisson tails are evaluated in float64 with
+Limitation: the pointwise Poisson tails are evaluated in float64 with
 scipy.special (mpmath/arb incomplete gamma functions at B ~ 1e9 took seconds per node), so
 results are accurate to ~1e-12 absolute, not to ``digits`` digits.  ``digits`` only sets the
 quadrature's working precision.
