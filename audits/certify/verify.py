@@ -252,9 +252,15 @@ def rerun_problems(body: dict, config: GTMConfig, d, progress: bool, witnesses=N
         seed, budgets, quick = int(prov["seed"]), dict(prov["budgets_seconds"]), prov["mode"] == "quick"
     except (KeyError, TypeError, ValueError):
         return ["provenance lacks the seed or budgets needed to re-run the witnesses"]
+    stored = {c["id"]: c for c in body["claims"]}
+    search = stored.get("privacy.exact-worst-case", {}).get("values")
+    if isinstance(search, dict) and search.get("complete") is True and isinstance(search.get("seconds"), (int, float)):
+        # a complete search depends only on its seed and attempt count; its CPU-time cap is a safety
+        # net, so a re-run on a busier machine gets room for the same attempts instead of being cut
+        budgets["search_time_cap"] = max(float(budgets.get("search_time_cap", 0.0)),
+                                         10.0 * float(search["seconds"]) + 10.0)
     ctx = WitnessContext(plan=d.plan, rows=d.steps, quick=quick, budgets=budgets, seed=seed,
                          progress=Progress(progress), executor=executor)
-    stored = {c["id"]: c for c in body["claims"]}
     problems = []
     for claim in external_claims(ctx, DEFAULT_WITNESSES if witnesses is None else witnesses):
         again = without_timings(jsonable(claim.to_dict()))
