@@ -80,7 +80,7 @@ def test_nonnegative_int_and_direction():
         V.check_nonnegative_int("c", -1)
     assert V.check_direction("s", 1) == 1 and V.check_direction("s", -1) == -1
     for bad in (0, 2, True, 1.5, "1"):
-        with pytest.raises(InvalidParameter, match="s must be \\+1 or -1"):
+        with pytest.raises(InvalidParameter, match="s must be 1 or -1"):
             V.check_direction("s", bad)
 
 
