@@ -36,12 +36,16 @@ import tomli_w
 from .inputs import parse_json, parse_toml, read_text_file
 from .errors import ConfigError, InvalidParameter
 from .validation import (
+    check_choice,
+    check_direction,
     check_gamma,
     check_half_open_unit,
     check_nonnegative,
+    check_nonnegative_int,
     check_open_unit,
     check_positive,
     check_positive_int,
+    check_real,
 )
 
 PARAMETERIZATIONS = ("theorem21", "theorem23", "exact", "exact_noise", "horizon")
@@ -152,27 +156,15 @@ class GTMParameters:
     p_bar: float | None = None     # horizon only
 
     def __post_init__(self):
-        if self.parameterization not in PARAMETERIZATIONS:
-            raise InvalidParameter(
-                f"parameterization must be one of {', '.join(PARAMETERIZATIONS)}, "
-                f"got {self.parameterization!r}"
-            )
+        check_choice("parameterization", self.parameterization, PARAMETERIZATIONS)
         object.__setattr__(self, "gamma", check_gamma("gamma", self.gamma))
         object.__setattr__(self, "beta", check_open_unit("beta", self.beta))
         object.__setattr__(
             self,
             "evaluation_budget_factor",
-            check_positive("evaluation_budget_factor", self.evaluation_budget_factor),
+            check_real("evaluation_budget_factor", self.evaluation_budget_factor, low=1),
         )
-        if self.evaluation_budget_factor < 1:
-            raise InvalidParameter(
-                f"evaluation_budget_factor must be >= 1, got {self.evaluation_budget_factor!r}"
-            )
-        if self.evaluation_budget not in BUDGET_POLICIES:
-            raise InvalidParameter(
-                f"evaluation_budget must be one of {', '.join(repr(b) for b in BUDGET_POLICIES)}, "
-                f"got {self.evaluation_budget!r}"
-            )
+        check_choice("evaluation_budget", self.evaluation_budget, BUDGET_POLICIES)
         self._check_horizon_fields()
         if self.parameterization == "theorem23":
             for name in ("epsilon_c", "c_h"):
@@ -211,10 +203,8 @@ class GTMParameters:
         for name in _HORIZON_KEYS:
             if getattr(self, name) is None:
                 raise InvalidParameter(f"{name} is required for parameterization 'horizon'")
-        if self.direction not in (1, -1) or isinstance(self.direction, bool) or not isinstance(self.direction, int):
-            raise InvalidParameter(f"direction must be 1 or -1, got {self.direction!r}")
-        if isinstance(self.c, bool) or not isinstance(self.c, int) or self.c < 0:
-            raise InvalidParameter(f"c must be a non-negative integer, got {self.c!r}")
+        object.__setattr__(self, "direction", check_direction("direction", self.direction))
+        object.__setattr__(self, "c", check_nonnegative_int("c", self.c))
         object.__setattr__(self, "rho", check_positive("rho", self.rho))
         object.__setattr__(self, "p_bar", check_open_unit("p_bar", self.p_bar))
 

@@ -19,6 +19,8 @@ from typing import Any
 import mpmath
 import numpy as np
 
+from .validation import check_int
+
 
 class _FloatBackend:
     name = "float64"
@@ -90,11 +92,7 @@ def backend(dps: int | None):
     """Return the float64 backend (``dps=None``) or an mpmath backend at ``dps`` digits."""
     if dps is None:
         return FLOAT
-    if isinstance(dps, bool) or not isinstance(dps, int) or dps < 5:
-        from .errors import InvalidParameter
-
-        raise InvalidParameter(f"dps must be an integer >= 5 or None, got {dps!r}")
-    return _MpBackend(dps)
+    return _MpBackend(check_int("dps", dps, minimum=5))
 
 
 # ---------------------------------------------------------------------------

@@ -28,7 +28,7 @@ import numpy as np
 
 from .errors import InvalidParameter
 from .formulas import purified_probability
-from .validation import check_probability, check_stream
+from .validation import check_bool, check_int, check_nonnegative_int, check_positive_int, check_probability, check_stream
 from .planners import Plan
 
 
@@ -69,16 +69,13 @@ def simulate(
         raise InvalidParameter(f"plan must be a gtm_core Plan, got {type(plan).__name__}")
     if not isinstance(rng, np.random.Generator):
         raise InvalidParameter(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    if T is not None and (isinstance(T, bool) or not isinstance(T, (int, np.integer))):
-        raise InvalidParameter(f"T must be an integer or None, got {T!r}")
-    if not isinstance(evaluations, (bool, np.bool_)):
-        raise InvalidParameter(f"evaluations must be a bool, got {evaluations!r}")
-    if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
-        raise InvalidParameter(f"chunk must be a positive integer, got {chunk!r}")
+    if T is not None:
+        T = check_int("T", T)
+    evaluations = check_bool("evaluations", evaluations)
+    chunk = check_positive_int("chunk", chunk)
     p = check_stream("p", p, length=T)
     T = p.size
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-        raise InvalidParameter(f"n must be a non-negative integer, got {n!r}")
+    n = check_nonnegative_int("n", n)
     if T > plan.horizon:
         raise InvalidParameter(f"stream length {T} exceeds the plan's horizon {plan.horizon}")
     steps = plan.steps(range(1, T + 1))

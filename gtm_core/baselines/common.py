@@ -12,7 +12,7 @@ from scipy import integrate
 
 from .. import formulas as F
 from ..errors import InvalidParameter
-from ..validation import check_open_unit, check_positive
+from ..validation import check_nonnegative_int, check_open_unit, check_positive, check_probability
 
 
 @dataclass(frozen=True)
@@ -43,17 +43,12 @@ class PeerResult:
 
 def check_run_count(n) -> int:
     """The number of runs n: a non-negative integer."""
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-        raise InvalidParameter(f"n must be a non-negative integer, got {n!r}")
-    return int(n)
+    return check_nonnegative_int("n", n)
 
 
 def check_success_probability(name, p) -> float:
     """A success probability in [0, 1] (as a float)."""
-    x = float(p)
-    if not 0 <= x <= 1:
-        raise InvalidParameter(f"{name} must be in [0, 1], got {p!r}")
-    return x
+    return check_probability(name, p)
 
 
 def laplace_expectation(g, scale: float, center: float = 0.0, points=(), width: float = 40.0) -> float:
