@@ -172,9 +172,9 @@ def check_exact_real(name: str, value: Any, *, error: Error = InvalidParameter) 
     ``Fraction`` (returned as given), for code that computes with rationals or arb balls and must
     not round through float."""
     if not (is_integer(value) or isinstance(value, (float, Fraction))):
-        raise error(f"{name} must be an int, float or Fraction, got {_show(value)}")
+        raise error(f"{name} is non-numeric (it must be an int, float or Fraction), got {_show(value)}")
     if isinstance(value, float) and not math.isfinite(value):
-        raise error(f"{name} must be finite, got {_show(value)}")
+        raise error(f"{name} is non-finite, got {_show(value)}")
     return int(value) if is_integer(value) else value
 
 

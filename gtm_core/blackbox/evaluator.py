@@ -15,13 +15,13 @@ hardened deployment (no exact samplers): said so in every report.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
 
 from ..errors import InvalidParameter, UnsupportedConfiguration
+from ..validation import check_choice, check_positive, check_real
 from . import params as P
 from .depth import MAX_ENUMERATION_RECORDS, SubsetImage, evaluate_point, monotone_depths_1d
 from .geometry import SUPPORTED_DIMENSIONS, as_point, extension
@@ -43,16 +43,6 @@ __all__ = [
 ]
 
 
-def _check_number(name: str, v, *, lo=None, hi=None, lo_open=True, hi_open=True):
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        raise InvalidParameter(f"{name} must be a finite number, got {v!r}")
-    if lo is not None and (v <= lo if lo_open else v < lo):
-        raise InvalidParameter(f"{name} must be {'>' if lo_open else '>='} {lo}, got {v!r}")
-    if hi is not None and (v >= hi if hi_open else v > hi):
-        raise InvalidParameter(f"{name} must be {'<' if hi_open else '<='} {hi}, got {v!r}")
-    return float(v)
-
-
 @dataclass(frozen=True)
 class EvaluatorConfig:
     """epsilon > 0, beta in (0, 1), domain Y: >= 2 distinct finite points of one dimension d in {1, 2}."""
@@ -62,8 +52,9 @@ class EvaluatorConfig:
     domain: tuple
 
     def __post_init__(self):
-        _check_number("epsilon", self.epsilon, lo=0)
-        _check_number("beta", self.beta, lo=0, hi=1)
+        check_positive("epsilon", self.epsilon)
+        check_real("beta", self.beta, low=0, low_open=True)
+        check_real("beta", self.beta, high=1, high_open=True)
         if isinstance(self.domain, (str, bytes)) or not hasattr(self.domain, "__iter__"):
             raise InvalidParameter(f"domain must be a list of points, got {self.domain!r:.60}")
         pts = [as_point(p, field="domain point") for p in self.domain]
@@ -121,8 +112,7 @@ class PureParameters:
     uniform_branch: bool = True
 
     def __post_init__(self):
-        if self.size_noise not in SIZE_NOISES:
-            raise InvalidParameter(f"size_noise must be one of {SIZE_NOISES}, got {self.size_noise!r}")
+        check_choice("size_noise", self.size_noise, SIZE_NOISES)
 
     @property
     def em_eps(self) -> float:
@@ -210,8 +200,7 @@ class BlackBoxEvaluator:
                  depth_method: str = "auto"):
         if not callable(f):
             raise InvalidParameter(f"f must be callable, got {type(f).__name__}")
-        if depth_method not in DEPTH_METHODS:
-            raise InvalidParameter(f"depth_method must be one of {DEPTH_METHODS}, got {depth_method!r}")
+        check_choice("depth_method", depth_method, DEPTH_METHODS)
         self.config, self.f, self.depth_method = config, f, depth_method
         self.domain = config.points()
         self.extended = list(extension(self.domain))

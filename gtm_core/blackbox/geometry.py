@@ -12,6 +12,7 @@ from itertools import combinations
 from typing import Iterable, Sequence
 
 from ..errors import InvalidParameter, UnsupportedConfiguration
+from ..validation import check_exact_real, is_real
 
 Point = tuple  # tuple[Fraction, ...]
 
@@ -22,18 +23,14 @@ SUPPORTED_DIMENSIONS = (1, 2)
 
 def as_point(x, d: int | None = None, *, field: str = "point") -> Point:
     """A number or a sequence of numbers as an exact rational point (finite values only)."""
-    vals = [x] if isinstance(x, (int, float, Fraction)) and not isinstance(x, bool) else x
+    vals = [x] if is_real(x) else x
     try:
         vals = list(vals)
     except TypeError:
         raise InvalidParameter(f"{field} must be a number or a list of numbers, got {x!r:.60}") from None
     out = []
     for v in vals:
-        if isinstance(v, bool) or not isinstance(v, (int, float, Fraction)):
-            raise InvalidParameter(f"{field} has a non-numeric coordinate {v!r:.40}")
-        if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
-            raise InvalidParameter(f"{field} has a non-finite coordinate {v!r}")
-        out.append(Fraction(v))
+        out.append(Fraction(check_exact_real(f"{field} coordinate", v)))
     if d is not None and len(out) != d:
         raise InvalidParameter(f"{field} must have dimension {d}, got {len(out)}: {x!r:.60}")
     return tuple(out)

@@ -13,7 +13,7 @@ from gtm_core.errors import InvalidParameter, UnsupportedConfiguration
 
 @pytest.mark.parametrize("kw,msg", [
     (dict(epsilon=0.0, beta=0.1, domain=([0], [1])), "epsilon must be > 0"),
-    (dict(epsilon=float("inf"), beta=0.1, domain=([0], [1])), "epsilon must be a finite"),
+    (dict(epsilon=float("inf"), beta=0.1, domain=([0], [1])), "epsilon must be finite, got inf"),
     (dict(epsilon=1.0, beta=1.0, domain=([0], [1])), "beta must be < 1"),
     (dict(epsilon=1.0, beta=0.0, domain=([0], [1])), "beta must be > 0"),
     (dict(epsilon=1.0, beta=0.1, domain=([0],)), "at least 2 distinct"),
