@@ -19,30 +19,21 @@ from __future__ import annotations
 import functools
 import inspect
 import math
-import numbers
 
 import mpmath
 
 from .errors import FormulaOverflow, FormulaZeroDivision, GTMError, InvalidParameter
+from .validation import check_bool, check_formula_real, check_int
 
 __all__ = ["guarded", "check_formula_number"]
 
 
 def check_formula_number(fname: str, name: str, value, *, infinite_ok: bool = False) -> None:
-    """Raise InvalidParameter unless ``value`` is a finite real number (or +inf if allowed)."""
-    if type(value) is float:
-        if math.isfinite(value) or (infinite_ok and value == math.inf):
-            return
-    elif type(value) is int:
+    """Raise InvalidParameter unless ``value`` is a finite real number (or +inf if allowed), as
+    :func:`~gtm_core.validation.check_formula_real` takes it; the message names the formula."""
+    if type(value) is int or (type(value) is float and math.isfinite(value)):  # the hot path
         return
-    elif not isinstance(value, (bool, complex)) and isinstance(value, (numbers.Real, str, mpmath.mpf)):
-        try:
-            x = mpmath.mpf(value)
-        except (ValueError, TypeError):
-            x = None
-        if x is not None and (mpmath.isfinite(x) or (infinite_ok and x == mpmath.inf)):
-            return
-    raise InvalidParameter(f"{fname}: {name} must be a finite real number, got {value!r}")
+    check_formula_real(f"{fname}: {name}", value, infinite_ok=infinite_ok)
 
 
 def guarded(fn=None, *, infinite_ok: tuple[str, ...] = ()):
@@ -60,12 +51,10 @@ def guarded(fn=None, *, infinite_ok: tuple[str, ...] = ()):
 
     def check(name, value):
         if name == "dps":
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                                      or not 1 <= value <= 100_000):
-                raise InvalidParameter(f"{fname}: dps must be None or an integer in [1, 100000], got {value!r}")
+            if value is not None:
+                check_int(f"{fname}: dps", value, minimum=1, maximum=100_000)
         elif name == "halted":
-            if not isinstance(value, (bool, int)):
-                raise InvalidParameter(f"{fname}: halted must be a bool, got {value!r}")
+            check_bool(f"{fname}: halted", value)
         else:
             check_formula_number(fname, name, value, infinite_ok=name in infinite_ok)
 

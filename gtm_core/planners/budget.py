@@ -13,38 +13,34 @@ Then Pr[N > B] <= min_L ( Pr[lambda > L] + Pr[Po(L) > B] ).
 from __future__ import annotations
 
 import functools
+import inspect
 import math
-import numbers
 
 import numpy as np
 from scipy import stats
 
 from ..errors import GTMError, InvalidParameter
+from ..validation import check_nonnegative_int, check_real
 
 
 def _typed_errors(fn):
-    """Arguments must be real numbers (or arrays of them, for the first one), never NaN;
-    arithmetic failures on extreme arguments end in InvalidParameter, never in a bare
-    ArithmeticError; a NaN result is refused."""
+    """Arguments must be real numbers, +-inf allowed (or an array / list of them, for the first
+    one), never NaN; arithmetic failures on extreme arguments end in InvalidParameter, never in a
+    bare ArithmeticError; a NaN result is refused."""
+    names = list(inspect.signature(fn).parameters)
 
     @functools.wraps(fn)
     def guarded(*args, **kwargs):
-        for i, value in enumerate(list(args) + list(kwargs.values())):
-            if i == 0 and not isinstance(value, numbers.Real):
+        for i, (name, value) in enumerate(list(zip(names, args)) + list(kwargs.items())):
+            if i == 0 and isinstance(value, (np.ndarray, list, tuple)):
                 try:
                     arr = np.asarray(value, dtype=float)
                 except (TypeError, ValueError, OverflowError):
-                    raise InvalidParameter(f"{fn.__name__}: expected real numbers, got {value!r}") from None
+                    raise InvalidParameter(f"{fn.__name__}: expected real numbers, got {value!r:.60}") from None
                 if np.isnan(arr).any():
                     raise InvalidParameter(f"{fn.__name__}: arguments must not be NaN")
                 continue
-            if isinstance(value, bool) or not isinstance(value, numbers.Real):
-                raise InvalidParameter(f"{fn.__name__}: expected a real number, got {value!r}")
-            try:
-                if math.isnan(value):
-                    raise InvalidParameter(f"{fn.__name__}: arguments must not be NaN")
-            except OverflowError:
-                raise InvalidParameter(f"{fn.__name__}: argument {value!r} is beyond the float range") from None
+            check_real(f"{fn.__name__}: {name}", value, infinite_ok=True)
         try:
             with np.errstate(over="raise", divide="raise", invalid="raise", under="ignore"):
                 out = fn(*args, **kwargs)
@@ -102,8 +98,7 @@ def budget_exceed_probability(budget: int, *, s: int, rho: float, eps_t: float, 
                               mu1: float, tau2: float) -> float:
     """An upper bound on Pr[N_t > budget] (unconditional): min over L of
     Pr[lambda_t > L] + Pr[Po(L) > budget]."""
-    if isinstance(budget, bool) or not isinstance(budget, numbers.Integral) or budget < 0:
-        raise InvalidParameter(f"budget must be a non-negative integer, got {budget!r}")
+    check_nonnegative_int("budget", budget)
     if eps_t == 0:
         return float(stats.poisson.sf(float(budget), rho))  # float: budgets can exceed int64
     grid = budget * np.geomspace(0.05, 0.999, 160)

@@ -14,12 +14,10 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
-import numpy as np
-
 from .. import formulas as F
 from ..config import PARAMETERIZATIONS, GTMConfig
 from ..errors import InvalidParameter, UnsupportedConfiguration
-from ..validation import check_positive_int
+from ..validation import check_bool, check_positive_int
 from .exact_noise import exact_noise_step
 from .exact_tails import exact_step
 from .horizon import horizon_step
@@ -104,8 +102,7 @@ class Plan:
     def claimed_loss(self, t: int, halted: bool) -> float:
         """Privacy loss bound of a transcript ending at t (Lemma 17 (6)-(7))."""
         t = check_positive_int("t", t)
-        if not isinstance(halted, (bool, np.bool_)):
-            raise InvalidParameter(f"halted must be a bool, got {halted!r}")
+        halted = check_bool("halted", halted)
         if REGISTRY[self.parameterization].ex_post:
             g = self.config.gtm
             return float(
@@ -231,6 +228,5 @@ def make_plan(config: GTMConfig) -> Plan:
 
 
 def check_step_index(plan: Plan, t: int) -> int:
-    if isinstance(t, bool) or not isinstance(t, int) or t < 1:
-        raise InvalidParameter(f"step index t must be a positive integer, got {t!r}")
-    return t
+    """A step index t of ``plan``: a positive integer."""
+    return check_positive_int("step index t", t)

@@ -12,6 +12,7 @@ from typing import Callable
 from .. import formulas as F
 from ..config import GTMConfig, StepSpec
 from ..errors import GTMError, UnsupportedConfiguration
+from ..validation import check_finite
 from . import rounding as R
 from .budget import budget_exceed_probability
 
@@ -189,9 +190,6 @@ def checked_step_plan(planner: Callable[[GTMConfig, int], StepPlan], config: GTM
             f"({type(exc).__name__})"
         ) from None
     for name in ("rho", "Lambda", "p_bar", "lambda_max", "budget_exceed_probability"):
-        v = getattr(sp, name)
-        if not (isinstance(v, (int, float)) and math.isfinite(v)):
-            raise UnsupportedConfiguration(
-                f"the configuration cannot be planned at step {t}: {name} is not finite ({v!r})"
-            )
+        check_finite(f"the configuration cannot be planned at step {t}: {name}", getattr(sp, name),
+                     error=UnsupportedConfiguration)
     return sp
