@@ -23,6 +23,7 @@ import numpy as np
 
 from gtm_core.blackbox import BlackBoxEvaluator, PureParameters
 from gtm_core.errors import InvalidParameter
+from gtm_core.validation import check_choice, is_real
 
 from ..finite import CallableFiniteTarget, FiniteAudit, audit_finite
 
@@ -38,8 +39,7 @@ VARIANTS: dict[str, tuple[str, Callable[[PureParameters], PureParameters]]] = {
 
 
 def variant_evaluator(base: BlackBoxEvaluator, name: str) -> BlackBoxEvaluator:
-    if name not in VARIANTS:
-        raise InvalidParameter(f"variant must be one of {', '.join(VARIANTS)}, got {name!r}")
+    check_choice("variant", name, VARIANTS)
     params = VARIANTS[name][1](base.params)
     return BlackBoxEvaluator(base.config, base.f, params=params, depth_method=base.depth_method)
 
@@ -108,7 +108,7 @@ def refine_pair(a: dict, b: dict, rng: np.random.Generator):
     out = [({"dataset": sorted(S + [x])}, {"dataset": S})]
     if len(S) > 1:
         out.append(({"dataset": S}, {"dataset": sorted(S[:-1])}))
-    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in S):
+    if all(is_real(v) for v in S):
         k = max(1, len(S) // 3)
         shift = 1 if rng.random() < 0.5 else -1
         moved = sorted(S[:-k] + [v + shift for v in S[-k:]])

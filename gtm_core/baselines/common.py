@@ -11,7 +11,6 @@ import numpy as np
 from scipy import integrate
 
 from .. import formulas as F
-from ..errors import InvalidParameter
 from ..validation import check_nonnegative_int, check_open_unit, check_positive, check_probability
 
 

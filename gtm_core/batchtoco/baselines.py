@@ -16,8 +16,7 @@ import math
 
 import numpy as np
 
-from ..errors import InvalidParameter
-from ..validation import check_open_unit, check_positive, check_positive_int
+from ..validation import check_choice, check_open_unit, check_positive, check_positive_int
 
 BASELINES = ("basic", "advanced", "doubling")
 
@@ -56,8 +55,7 @@ def doubling_times(T: int) -> list[int]:
 def run_baseline(name: str, problem, edges, epsilon: float, rng: np.random.Generator,
                  *, delta_prime: float = 1e-6) -> tuple[list, list[int]]:
     """(solutions Y_1..Y_T, batch calls per step) of baseline ``name`` on ``edges``."""
-    if name not in BASELINES:
-        raise InvalidParameter(f"baseline must be one of {', '.join(BASELINES)}, got {name!r}")
+    check_choice("baseline", name, BASELINES)
     T = len(edges)
     if name == "basic":
         eps, times = basic_composition_budget(epsilon, T), None

@@ -14,7 +14,8 @@ from collections import Counter
 
 import numpy as np
 
-from ..errors import EvaluationBudgetExceeded, InvalidParameter
+from ..errors import EvaluationBudgetExceeded
+from ..validation import check_choice, check_nonnegative_int
 from .driver import BatchToCO
 from .params import COConfig
 from .problems import make_problem
@@ -33,8 +34,7 @@ def solution_code(problem, solution) -> str:
 def batchtoco_output_code(config: COConfig, stream: EdgeStream, seed: int, *, variant: str = "correct",
                           summary: str = "sequence") -> str:
     """One run of BatchToCO on ``stream`` -> its finite output code (see the module docstring)."""
-    if summary not in SUMMARIES:
-        raise InvalidParameter(f"summary must be one of {', '.join(SUMMARIES)}, got {summary!r}")
+    check_choice("summary", summary, SUMMARIES)
     problem = make_problem(config.problem, len(stream.vertices), config.k)
     algo = BatchToCO(config, problem, np.random.default_rng(seed), variant=variant)
     codes = []
@@ -49,7 +49,6 @@ def batchtoco_output_code(config: COConfig, stream: EdgeStream, seed: int, *, va
 def batchtoco_counts(config: COConfig, stream: EdgeStream, n: int, seed: int, *, variant: str = "correct",
                      summary: str = "sequence") -> Counter:
     """Counts of the codes of ``n`` independent runs (run i seeded with (seed, i))."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise InvalidParameter(f"n must be a non-negative integer, got {n!r}")
+    n = check_nonnegative_int("n", n)
     return Counter(batchtoco_output_code(config, stream, [seed, i], variant=variant, summary=summary)
                    for i in range(n))

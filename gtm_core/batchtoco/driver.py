@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import InvalidParameter
 from ..reference import GTM, mechanism_for_step
+from ..validation import check_choice
 from . import params as P
 from .gtm_instance import InstancePlan, step_privacy_used
 from .mechanisms import ScoredMechanism, TestMechanism
@@ -52,8 +53,7 @@ class BatchToCO:
     def __init__(self, config: COConfig, problem, rng: np.random.Generator, *, variant: str = "correct"):
         if not isinstance(config, COConfig):
             raise InvalidParameter(f"config must be a COConfig, got {type(config).__name__}")
-        if variant not in VARIANTS:
-            raise InvalidParameter(f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
+        check_choice("variant", variant, VARIANTS)
         if not isinstance(rng, np.random.Generator):
             raise InvalidParameter(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
         self.config, self.problem, self.variant = config, problem, variant

@@ -35,7 +35,14 @@ from .. import formulas as F
 from ..errors import ConfigError, InvalidParameter
 from ..inputs import parse_toml, read_text_file
 from ..numeric import backend
-from ..validation import check_gamma, check_half_open_unit, check_positive, check_positive_int
+from ..validation import (
+    check_choice,
+    check_gamma,
+    check_half_open_unit,
+    check_nonnegative_int,
+    check_positive,
+    check_positive_int,
+)
 
 PROBLEMS = ("coverage", "maxcut")
 
@@ -364,12 +371,10 @@ class COConfig:
         if not cb <= 1 / 3 + 1e-15:
             raise InvalidParameter(f"c_beta must be in (0, 1/3] (Lemma 41), got {self.c_beta!r}")
         object.__setattr__(self, "c_beta", cb)
-        if self.problem not in PROBLEMS:
-            raise InvalidParameter(f"problem must be one of {', '.join(PROBLEMS)}, got {self.problem!r}")
+        check_choice("problem", self.problem, PROBLEMS)
         object.__setattr__(self, "k", check_positive_int("k", self.k))
         if self.seed is not None:
-            if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-                raise InvalidParameter(f"seed must be a non-negative integer, got {self.seed!r}")
+            object.__setattr__(self, "seed", check_nonnegative_int("seed", self.seed))
 
     # derived quantities -----------------------------------------------------
     @property

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..inputs import parse_json, read_text_file
-from ..validation import check_nonnegative_int, check_positive_int
+from ..validation import check_bool, check_int, check_nonnegative_int, check_positive_int
 from .errors import StreamError
 
 BUNDLED = ("karate", "les_miserables", "florentine_families", "davis_southern_women")
@@ -72,8 +72,7 @@ def validate(stream: EdgeStream) -> None:
             continue
         u, v = e
         for x in (u, v):
-            if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or not 0 <= x < n:
-                raise StreamError(f"update {t}: unknown vertex index {x!r}")
+            check_int(f"update {t}: vertex index", x, minimum=0, maximum=n - 1, error=StreamError)
         if u == v:
             raise StreamError(f"update {t}: self-loop at vertex {stream.vertices[u]!r}")
         key = (min(u, v), max(u, v))
@@ -133,6 +132,13 @@ def load_stream(path) -> EdgeStream:
     return stream_from_dict(data, default_name=p.stem)
 
 
+def _vertex_name(i: int, v) -> str:
+    """A vertex name as given in a stream file: a string, or an integer (written in decimal)."""
+    if isinstance(v, str):
+        return v
+    return str(check_int(f"vertex {i} (a string or an integer)", v, error=StreamError))
+
+
 def stream_from_dict(data, *, default_name: str = "stream") -> EdgeStream:
     if not isinstance(data, dict):
         raise StreamError("a stream must be a JSON object with 'vertices' and 'edges'")
@@ -140,9 +146,9 @@ def stream_from_dict(data, *, default_name: str = "stream") -> EdgeStream:
         if key not in data:
             raise StreamError(f"stream is missing key {key!r}")
     vertices = data["vertices"]
-    if not isinstance(vertices, list) or not all(isinstance(v, (str, int)) for v in vertices):
+    if not isinstance(vertices, list):
         raise StreamError("'vertices' must be a list of names")
-    names = tuple(str(v) for v in vertices)
+    names = tuple(_vertex_name(i, v) for i, v in enumerate(vertices))
     index = {v: i for i, v in enumerate(names)}
     edges = []
     if not isinstance(data["edges"], list):
@@ -161,7 +167,5 @@ def stream_from_dict(data, *, default_name: str = "stream") -> EdgeStream:
                 raise StreamError(f"update {t}: unknown vertex {x!r}")
             ids.append(index[str(x)])
         edges.append(tuple(ids))
-    multigraph = data.get("multigraph", False)
-    if not isinstance(multigraph, bool):
-        raise StreamError(f"'multigraph' must be true or false, got {multigraph!r}")
+    multigraph = check_bool("multigraph", data.get("multigraph", False), error=StreamError)
     return EdgeStream(str(data.get("name", default_name)), names, tuple(edges), multigraph)

@@ -32,6 +32,7 @@ import mpmath
 
 from ..errors import InvalidParameter, UnsupportedConfiguration
 from ..exact import continuation_probability, transcript_distribution
+from ..validation import check_choice
 from . import params as P
 from .gtm_instance import InstancePlan, step_privacy_used
 from .params import COConfig
@@ -153,8 +154,7 @@ def _pattern_probability(ctx: _Context, T: int, halts: tuple, cache: dict):
 
 def output_law(config: COConfig, problem, edges, *, variant: str = "correct", dps: int = 25) -> dict:
     """{output sequence (tuple of solutions): exact probability} for BatchToCO on ``edges``."""
-    if variant not in WITNESS_VARIANTS:
-        raise InvalidParameter(f"variant must be one of {', '.join(WITNESS_VARIANTS)}, got {variant!r}")
+    check_choice("variant", variant, WITNESS_VARIANTS)
     if config.delta != 0:
         raise UnsupportedConfiguration("the exact witness covers pure DP (delta = 0) only")
     T = len(edges)

@@ -8,7 +8,6 @@ extended, never redrawn) and computes at a higher working precision, so the radi
 
 from __future__ import annotations
 
-import math
 from abc import ABC, abstractmethod
 from fractions import Fraction
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 from flint import arb, ctx, fmpz
 
 from ..errors import GTMError, InvalidParameter
-from ..validation import check_positive
+from ..validation import check_exact_real, check_int, check_positive
 from .bits import BitSource
 
 __all__ = [
@@ -46,19 +45,14 @@ def exact_arb(x: Any) -> arb:
     """An arb ball containing x exactly: an int, a float (a dyadic rational: exact) or a Fraction
     (exact when its denominator is a power of 2 and the working precision suffices, else a
     rigorous enclosure); call inside the working precision wanted."""
-    if isinstance(x, bool):
-        raise InvalidParameter(f"expected a number, got {x!r}")
+    if isinstance(x, arb):
+        return x
+    x = check_exact_real("x", x)
     if isinstance(x, int):
         return arb(fmpz(x))
     if isinstance(x, float):
-        if not math.isfinite(x):
-            raise InvalidParameter(f"expected a finite number, got {x!r}")
         return arb(x)
-    if isinstance(x, Fraction):
-        return arb(fmpz(x.numerator)) / arb(fmpz(x.denominator))
-    if isinstance(x, arb):
-        return x
-    raise InvalidParameter(f"expected an int, float or Fraction, got {type(x).__name__}")
+    return arb(fmpz(x.numerator)) / arb(fmpz(x.denominator))
 
 
 class LazyReal(ABC):
@@ -126,7 +120,8 @@ class LazyUniform(LazyReal):
     def to_hex(self, width_bits: int = MAX_BITS) -> str:
         """A fixed-width hex encoding of the drawn prefix: 4 hex digits for n, then the n bits
         left-aligned in ``width_bits`` bits (zero padded). Its length does not depend on n."""
-        if width_bits % 4 or width_bits > MAX_BITS:
+        width_bits = check_int("width_bits", width_bits, minimum=0, maximum=MAX_BITS)
+        if width_bits % 4:
             raise InvalidParameter(f"width_bits must be a multiple of 4 and <= {MAX_BITS}, got {width_bits!r}")
         if self._n > width_bits:
             raise PrecisionLimitExceeded(f"the uniform has more than {width_bits} drawn bits")
