@@ -21,6 +21,7 @@ from gtm_core.batchtoco.driver import VARIANTS
 from gtm_core.batchtoco.params import COConfig
 from gtm_core.batchtoco.streams import EdgeStream
 from gtm_core.errors import GTMError
+from gtm_core.validation import check_nonnegative_int
 
 from .serve import serve_json_lines
 
@@ -49,12 +50,9 @@ def neighbouring_inputs(stream: EdgeStream, positions) -> list[tuple[dict, dict]
 def handle(config: COConfig, request, variant: str, summary: str) -> dict:
     if not isinstance(request, dict):
         return {"error": "request must be a JSON object"}
-    n, seed = request.get("n"), request.get("seed", 0)
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        return {"error": f"n must be a non-negative integer, got {n!r}"}
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        return {"error": f"seed must be a non-negative integer, got {seed!r}"}
     try:
+        n = check_nonnegative_int("n", request.get("n"))
+        seed = check_nonnegative_int("seed", request.get("seed", 0))
         stream = stream_from_input(request.get("input"))
         counts = batchtoco_counts(config, stream, n, seed, variant=variant, summary=summary)
     except (GTMError, ValueError) as exc:

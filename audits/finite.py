@@ -47,6 +47,15 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from gtm_core.errors import GTMError, InvalidParameter, TargetError
+from gtm_core.validation import (
+    check_half_open_unit,
+    check_int,
+    check_nonnegative,
+    check_nonnegative_int,
+    check_open_unit,
+    check_positive_int,
+    is_integer,
+)
 
 from .auditor import DEADLINE_GRACE_SECONDS, AuditResult, run_audit
 from .events import EventSpace
@@ -83,9 +92,11 @@ def canonical(value: Any) -> str:
 
 
 def _code(x, source: str) -> str:
-    if isinstance(x, bool) or not isinstance(x, (str, int, np.integer)):
+    if isinstance(x, str):
+        return x
+    if not is_integer(x):
         raise TargetError(f"{source} answered an output code that is not a string or integer: {x!r:.60}")
-    return str(int(x)) if not isinstance(x, str) else x
+    return str(int(x))
 
 
 def validate_response(resp: Any, n: int, *, source: str = "target") -> Counter:
@@ -100,7 +111,7 @@ def validate_response(resp: Any, n: int, *, source: str = "target") -> Counter:
             raise TargetError(f"{source} answered 'counts' that is not an object")
         out: Counter = Counter()
         for k, v in counts.items():
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+            if not (is_integer(v) and v >= 0):
                 raise TargetError(f"{source} answered count {v!r} for code {k!r}; counts must be integers >= 0")
             out[_code(k, source)] += int(v)
     elif "outputs" in resp:
@@ -117,10 +128,8 @@ def validate_response(resp: Any, n: int, *, source: str = "target") -> Counter:
 
 
 def _check_request(n, seed):
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-        raise InvalidParameter(f"n must be a non-negative integer, got {n!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise InvalidParameter(f"seed must be a non-negative integer, got {seed!r}")
+    check_nonnegative_int("n", n)
+    check_nonnegative_int("seed", seed)
 
 
 class FiniteTarget:
@@ -374,8 +383,7 @@ def audit_finite(target: FiniteTarget, pairs: Sequence, *, epsilon: float, secon
     if alphabet is not None:
         book = CodeBook.of(alphabet)
     else:
-        if isinstance(pilot, bool) or not isinstance(pilot, int) or pilot < 1:
-            raise InvalidParameter(f"pilot must be an integer >= 1, got {pilot!r}")
+        check_positive_int("pilot", pilot)
         distinct = {canonical(v): v for p in pairs for v in p}
         book = discover_codebook(target, distinct.values(), pilot, seed)
         pilot_samples = pilot * len(distinct)
@@ -427,15 +435,11 @@ def audit_finite_delta(target: FiniteTarget, pairs: Sequence, *, epsilon: float,
     ``seconds`` (optional) stops the selection early (the final phase always runs its planned
     ``n_final`` draws per input, fixed in advance, so the bound's validity does not depend on time).
     """
-    if not (math.isfinite(epsilon) and epsilon >= 0):
-        raise InvalidParameter(f"epsilon must be a finite number >= 0, got {epsilon!r}")
-    if not (0 <= delta < 1):
-        raise InvalidParameter(f"delta must be in [0, 1), got {delta!r}")
-    if not (0 < confidence < 1):
-        raise InvalidParameter(f"confidence must be in (0, 1), got {confidence!r}")
+    check_nonnegative("epsilon", epsilon)
+    check_half_open_unit("delta", delta)
+    check_open_unit("confidence", confidence)
     for name, v in (("n_selection", n_selection), ("n_final", n_final)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 100:
-            raise InvalidParameter(f"{name} must be an integer >= 100, got {v!r}")
+        check_int(name, v, minimum=100)
     pairs = list(pairs)
     if not pairs:
         raise InvalidParameter("pairs must contain at least one (input, input') pair")

@@ -25,6 +25,7 @@ from gtm_core.batchtoco import params as P
 from gtm_core.batchtoco.gtm_instance import InstancePlan, step_privacy_used
 from gtm_core.batchtoco.params import COConfig
 from gtm_core.errors import InvalidParameter
+from gtm_core.validation import check_int
 from gtm_core.zeta import zeta_enclosure
 
 _PREC = 200
@@ -76,8 +77,7 @@ def ledger(config: COConfig, horizon: int) -> LedgerResult:
     """Certify Lemma 38's eps budget for ``config`` over ``horizon`` steps (and beyond)."""
     if not isinstance(config, COConfig):
         raise InvalidParameter(f"config must be a COConfig, got {type(config).__name__}")
-    if isinstance(horizon, bool) or not isinstance(horizon, int) or not 1 <= horizon <= 100_000_000:
-        raise InvalidParameter(f"horizon must be an integer in [1, 1e8], got {horizon!r}")
+    horizon = check_int("horizon", horizon, minimum=1, maximum=100_000_000)
     if config.delta != 0:
         raise InvalidParameter("the ledger covers delta = 0 configurations (pure DP); got delta > 0")
     old = ctx.prec
