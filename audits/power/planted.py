@@ -49,10 +49,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gtm_core.errors import InvalidParameter, UnsupportedConfiguration
+from gtm_core.errors import UnsupportedConfiguration
 from gtm_core.planners import Plan
 from gtm_core.simulator import simulate
-from gtm_core.validation import check_nonnegative_int, check_stream
+from gtm_core.validation import check_int, check_nonnegative_int, check_real, check_stream
 
 from ..search import P_MAX, P_MIN, neighbour
 from .distribution import event_loss, halting_distribution
@@ -106,10 +106,8 @@ def _pattern(kind: str, T: int, rng: np.random.Generator) -> tuple[int, ...]:
 def plant(plan: Plan, seed: int, *, max_T: int = 10, q_min: float = 1e-3) -> Region:
     """The region of planted deployment number ``seed`` (a fixed function of the seed and the plan)."""
     check_nonnegative_int("seed", seed)
-    if not 1 <= max_T <= plan.horizon:
-        raise InvalidParameter(f"max_T must be in 1..{plan.horizon}, got {max_T!r}")
-    if not 1e-4 <= q_min <= Q_MAX:
-        raise InvalidParameter(f"q_min must be in [1e-4, {Q_MAX}], got {q_min!r}")
+    check_int("max_T", max_T, minimum=1, maximum=plan.horizon)
+    check_real("q_min", q_min, low=1e-4, high=Q_MAX)
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0x91A7ED]))
     T = int(rng.integers(1, max_T + 1))
     lo, hi = math.log(P_MIN / (1 - P_MIN)), math.log(P_MAX / (1 - P_MAX))

@@ -50,6 +50,7 @@ from numpy.polynomial.legendre import leggauss
 from threadpoolctl import threadpool_limits
 
 from gtm_core.errors import InvalidParameter
+from gtm_core.validation import check_half_open_unit
 
 from ..auditor import MIN_COUNT
 from ..events import EventSpace
@@ -88,8 +89,7 @@ class ProposerSettings:
             raise InvalidParameter(f"proposer settings: samples > 0, final_share in (0, 1], alpha in (0, 1); "
                                    f"got samples={self.samples!r}, final_share={self.final_share!r}, "
                                    f"alpha={self.alpha!r}")
-        if not 0 <= self.min_probability < 1:
-            raise InvalidParameter(f"proposer settings: min_probability must be in [0, 1), got {self.min_probability!r}")
+        check_half_open_unit("proposer settings: min_probability", self.min_probability)
         if not self.floors or any(not f >= 1 for f in self.floors):
             raise InvalidParameter(f"proposer settings: floors must be a non-empty tuple of numbers >= 1, got "
                                    f"{self.floors!r}")

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InvalidParameter
-from ..validation import check_positive, check_stream
+from ..validation import check_positive, check_real, check_stream
 from .common import PeerParameters, PeerResult, check_run_count, check_success_probability, step_failure_probability_cached
 
 
@@ -27,8 +27,7 @@ def threshold_select(p_1, xi: float, eps_0: float, n: int, rng: np.random.Genera
 
     Returns (success: bool array, draws: int array). Each iteration draws Q once: a pass returns it;
     otherwise b ~ Ber(xi) = 1 stops with -1; after T iterations, -1."""
-    if not 0 < xi <= 1:
-        raise InvalidParameter(f"xi must be in (0, 1], got {xi!r}")
+    check_real("xi", xi, low=0, high=1, low_open=True)
     check_positive("eps_0", eps_0)
     n = check_run_count(n)
     p1 = np.broadcast_to(np.asarray(p_1, dtype=float), (n,))
@@ -62,8 +61,7 @@ class ThresholdSelectTester(PeerParameters):
                 raise InvalidParameter(
                     f"ThresholdSelect needs eps_0 = eps - 2 eps_1 > 0, got epsilon={self.epsilon!r}, eps_1={self.eps_1!r}")
             object.__setattr__(self, "eps_0", min(1.0, self.epsilon - 2 * self.eps_1))
-        if not 0 < self.eps_0 <= 1:
-            raise InvalidParameter(f"eps_0 must be in (0, 1], got {self.eps_0!r}")
+        check_real("eps_0", self.eps_0, low=0, high=1, low_open=True)
 
     def xi(self, t: int) -> float:
         beta_t = step_failure_probability_cached(t, self.beta)

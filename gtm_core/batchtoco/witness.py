@@ -32,7 +32,7 @@ import mpmath
 
 from ..errors import InvalidParameter, UnsupportedConfiguration
 from ..exact import continuation_probability, transcript_distribution
-from ..validation import check_choice
+from ..validation import check_choice, check_int
 from . import params as P
 from .gtm_instance import InstancePlan, step_privacy_used
 from .params import COConfig
@@ -241,8 +241,7 @@ def hockey_stick(law: dict, law_prime: dict, epsilon) -> float:
 
 def witness(config: COConfig, problem, edges, absent: int, *, variant: str = "correct", dps: int = 25) -> WitnessResult:
     """Exact output laws on ``edges`` and on its neighbour with update ``absent`` (1-based) empty."""
-    if not 1 <= absent <= len(edges):
-        raise InvalidParameter(f"absent must be in 1..{len(edges)}, got {absent!r}")
+    check_int("absent", absent, minimum=1, maximum=len(edges))
     other = list(edges)
     other[absent - 1] = None
     a = output_law(config, problem, edges, variant=variant, dps=dps)
