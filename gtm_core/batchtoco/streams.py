@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..inputs import parse_json, read_text_file
-from ..validation import check_bool, check_int, check_nonnegative_int, check_positive_int
+from ..validation import check_bool, check_int, check_nonnegative_int, check_positive_int, is_integer
 from .errors import StreamError
 
 BUNDLED = ("karate", "les_miserables", "florentine_families", "davis_southern_women")
@@ -136,7 +136,9 @@ def _vertex_name(i: int, v) -> str:
     """A vertex name as given in a stream file: a string, or an integer (written in decimal)."""
     if isinstance(v, str):
         return v
-    return str(check_int(f"vertex {i} (a string or an integer)", v, error=StreamError))
+    if not is_integer(v):
+        raise StreamError(f"vertex {i} must be a name (a string or an integer), got {v!r:.60}")
+    return str(int(v))
 
 
 def stream_from_dict(data, *, default_name: str = "stream") -> EdgeStream:

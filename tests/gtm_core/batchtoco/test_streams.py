@@ -43,6 +43,9 @@ def test_file_round_trip_and_neighbour(tmp_path):
     ({"vertices": ["a", "b"], "edges": [["a", "a"]]}, "self-loop"),
     ({"vertices": ["a", "b"], "edges": [["a"]]}, "pair"),
     ({"edges": []}, "missing key 'vertices'"),
+    ({"vertices": ["a", 1.5], "edges": [["a", "1.5"]]}, r"vertex 1 must be a name \(a string or an integer\), got 1.5"),
+    ({"vertices": [True, "b"], "edges": [["True", "b"]]}, "vertex 0 must be a name"),
+    ({"vertices": ["a", "b"], "edges": [["a", "b"]], "multigraph": "yes"}, "multigraph must be a bool, got 'yes'"),
 ])
 def test_bad_streams_raise_typed_errors(tmp_path, doc, match):
     f = tmp_path / "bad.json"
@@ -56,3 +59,9 @@ def test_repeated_interactions_allowed_in_a_multigraph_and_missing_file():
     EdgeStream("m", ("a", "b"), ((0, 1), (1, 0)), multigraph=True)
     with pytest.raises(ConfigError, match="not found"):
         load_stream("/nonexistent/stream.json")
+
+
+@pytest.mark.parametrize("index", [2, -1, True, 1.0, "1"])
+def test_edge_indices_are_integers_of_the_vertex_range(index):
+    with pytest.raises(StreamError, match=r"update 1: vertex index must be an integer in \[0, 1\], got "):
+        EdgeStream("s", ("a", "b"), ((0, index),))
