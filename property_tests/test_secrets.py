@@ -80,7 +80,7 @@ def sentinel_count(noise, source, *, eps_t, tau2, rho, s, budget):
 @pytest.fixture
 def planted(monkeypatch):
     monkeypatch.setattr(R, "draw_count", sentinel_count)
-    monkeypatch.setattr(dep_runner, "SystemBits", SentinelBits)
+    monkeypatch.setattr(R, "SystemBits", SentinelBits)  # the one rng-or-seed rule (randomness)
 
 
 def eta1_of(gtm):

@@ -178,7 +178,7 @@ def test_rng_type_checked():
 
 
 def test_public_phases_reproduce_step_draw_for_draw():
-    from gtm_core.reference import GTM, BernoulliMechanism, count_positive
+    from gtm_core.reference import GTM, BernoulliMechanism, StepArguments, count_positive
 
     args = dict(eps_t=0.1, tau2=3.0, c=4, rho=2.0, s=1)
     whole, phased = GTM(np.random.default_rng(11)), GTM(np.random.default_rng(11))
@@ -188,10 +188,9 @@ def test_public_phases_reproduce_step_draw_for_draw():
     for _ in range(5):
         m1, m2 = BernoulliMechanism(0.3, whole._rng), BernoulliMechanism(0.3, phased._rng)
         a = whole.step(m1, None, **args)
-        eps_t, tau2, c, rho, s, budget = phased.check_step(m2, args["eps_t"], args["tau2"], args["c"],
-                                                           args["rho"], args["s"], None)
-        n = phased.draw_count(eps_t, tau2, rho, s, budget)
-        b = phased.decide(count_positive(m2, None, n), c, s)
+        pending = phased.begin_step(StepArguments.checked(**args))
+        assert "evaluations" not in repr(pending)  # N_t is hidden
+        b = phased.finish_step(pending, lambda n: count_positive(m2, None, n))
         assert a == b and whole.steps_taken == phased.steps_taken
         if whole.halted:
             break
