@@ -91,17 +91,23 @@ def as_sign(value: Any) -> int:
     )
 
 
-def mechanism_fault(exc: BaseException, who: str) -> MechanismError:
-    """The typed error for an exception a mechanism raised, stating the fault only.
+def mechanism_fault(exc: BaseException, who: str) -> BaseException:
+    """The exception to raise for one a mechanism raised, stating the fault only.
 
-    The mechanism's own message is never kept: it may quote what the mechanism was given or
-    returned (the number of evaluations N_t, a shape, a count), which are secrets. A
-    :class:`MechanismTimeout` stays a timeout; anything else becomes a :class:`MechanismError`
-    naming the exception's type.
+    The mechanism's own message and arguments are never kept: they may quote what the
+    mechanism was given or returned (the number of evaluations N_t, a shape, a count), which
+    are secrets. A :class:`MechanismTimeout` stays a timeout and any other ``Exception``
+    becomes a :class:`MechanismError` naming its type; an interruption stays one
+    (``KeyboardInterrupt()``; ``SystemExit`` with a fixed message, exit status 1; any other
+    ``BaseException`` a bare ``KeyboardInterrupt``).
     """
     if isinstance(exc, MechanismTimeout):
         return MechanismTimeout(f"{who} reported a timeout")
-    return MechanismError(f"{who} raised {type(exc).__name__}")
+    if isinstance(exc, Exception):
+        return MechanismError(f"{who} raised {type(exc).__name__}")
+    if isinstance(exc, SystemExit):
+        return SystemExit(f"{who} called sys.exit")
+    return KeyboardInterrupt()
 
 
 def count_positive(mechanism: Callable, data: Any, n: int) -> int:
@@ -119,7 +125,7 @@ def count_positive(mechanism: Callable, data: Any, n: int) -> int:
     if callable(batch):
         try:
             out = batch(data, n)
-        except Exception as exc:  # the mechanism's own failure (its message may quote n)
+        except BaseException as exc:  # the mechanism's own failure (its message may quote n)
             raise mechanism_fault(exc, "mechanism.batch") from None
         try:
             arr = np.asarray(out)
@@ -136,7 +142,7 @@ def count_positive(mechanism: Callable, data: Any, n: int) -> int:
     for _ in range(n):
         try:
             y = mechanism(data)
-        except Exception as exc:
+        except BaseException as exc:
             raise mechanism_fault(exc, "mechanism") from None
         if as_sign(y) == 1:
             k += 1
