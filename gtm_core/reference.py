@@ -97,9 +97,9 @@ def mechanism_fault(exc: BaseException, who: str) -> BaseException:
     The mechanism's own message and arguments are never kept: they may quote what the
     mechanism was given or returned (the number of evaluations N_t, a shape, a count), which
     are secrets. A :class:`MechanismTimeout` stays a timeout and any other ``Exception``
-    becomes a :class:`MechanismError` naming its type; an interruption stays one
-    (``KeyboardInterrupt()``; ``SystemExit`` with a fixed message, exit status 1; any other
-    ``BaseException`` a bare ``KeyboardInterrupt``).
+    becomes a :class:`MechanismError` naming its type; an interruption stays one, without its
+    arguments (``KeyboardInterrupt()``; ``SystemExit`` with a fixed message, exit status 1).
+    Other ``BaseException``s (a framework's control flow, e.g. a test runner's) pass unchanged.
     """
     if isinstance(exc, MechanismTimeout):
         return MechanismTimeout(f"{who} reported a timeout")
@@ -107,7 +107,9 @@ def mechanism_fault(exc: BaseException, who: str) -> BaseException:
         return MechanismError(f"{who} raised {type(exc).__name__}")
     if isinstance(exc, SystemExit):
         return SystemExit(f"{who} called sys.exit")
-    return KeyboardInterrupt()
+    if isinstance(exc, KeyboardInterrupt):
+        return KeyboardInterrupt()
+    return exc
 
 
 def count_positive(mechanism: Callable, data: Any, n: int) -> int:
@@ -215,34 +217,36 @@ class StepArguments:
     c: int
     rho: float
     s: int
-    evaluation_budget: int | None
+    evaluation_budget: int | None = None
     phi: float = 0.0
     negate: bool = False
 
-    @classmethod
-    def checked(cls, eps_t, tau2, c, rho, s, evaluation_budget=None, *, phi=0.0,
-                negate=False) -> "StepArguments":
-        """Refuse arguments outside their domains (InvalidParameter naming the field)."""
-        eps_t = check_nonnegative("eps_t", eps_t)
-        c = check_nonnegative_int("c", c)
-        rho = check_positive("rho", rho)
-        s = check_direction("s", s)
-        tau2 = check_tau2(tau2, eps_t)
-        if evaluation_budget is not None:
-            evaluation_budget = check_nonnegative_int("evaluation_budget", evaluation_budget)
-        phi = check_probability("phi", phi)
-        if not phi <= 0.5:
-            raise InvalidParameter(f"phi must be in [0, 1/2], got {phi!r}")
-        if not isinstance(negate, bool):
-            raise InvalidParameter(f"negate must be a bool, got {negate!r}")
-        return cls(eps_t, tau2, c, rho, s, evaluation_budget, phi, negate)
+    def __post_init__(self):
+        """Refuse arguments outside their domains (InvalidParameter naming the field and value)."""
+        eps_t = check_nonnegative("eps_t", self.eps_t)
+        values = {
+            "eps_t": eps_t,
+            "c": check_nonnegative_int("c", self.c),
+            "rho": check_positive("rho", self.rho),
+            "s": check_direction("s", self.s),
+            "tau2": check_tau2(self.tau2, eps_t),
+            "evaluation_budget": None if self.evaluation_budget is None
+            else check_nonnegative_int("evaluation_budget", self.evaluation_budget),
+            "phi": check_probability("phi", self.phi),
+        }
+        if not values["phi"] <= 0.5:
+            raise InvalidParameter(f"phi must be in [0, 1/2], got {self.phi!r}")
+        if not isinstance(self.negate, bool):
+            raise InvalidParameter(f"negate must be a bool, got {self.negate!r}")
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
 
     @classmethod
     def planned(cls, sp: StepPlan, evaluation_budget: int | None) -> "StepArguments":
         """Step sp.t of a plan with the count of the *original* mechanism M_t: purified if
         delta_t > 0, negated for the flipped variant (the exact path and deployments)."""
-        return cls.checked(sp.eps_t, sp.tau2, sp.c, sp.rho, sp.s, evaluation_budget,
-                           phi=purification_crossover(sp), negate=sp.s == -1)
+        return cls(sp.eps_t, sp.tau2, sp.c, sp.rho, sp.s, evaluation_budget,
+                   phi=purification_crossover(sp), negate=sp.s == -1)
 
 
 @dataclass(frozen=True)
@@ -329,7 +333,7 @@ class GTM:
         :meth:`begin_step` then :meth:`finish_step` with :func:`count_positive`.
         """
         self._check_ready()
-        arguments = StepArguments.checked(eps_t, tau2, c, rho, s, evaluation_budget)
+        arguments = StepArguments(eps_t, tau2, c, rho, s, evaluation_budget)
         if not callable(mechanism):
             raise MechanismError(f"mechanism must be callable, got {type(mechanism).__name__}")
         pending = self.begin_step(arguments)
@@ -648,7 +652,7 @@ class GTMRun:
             fed, arguments = mechanism, StepArguments.planned(sp, budget)
         else:  # the float path feeds the wrapped mechanism (its flips from the same generator)
             fed = mechanism_for_step(mechanism, sp, self._rng)
-            arguments = StepArguments.checked(sp.eps_t, sp.tau2, sp.c, sp.rho, sp.s, budget)
+            arguments = StepArguments(sp.eps_t, sp.tau2, sp.c, sp.rho, sp.s, budget)
         pending = self._gtm.begin_step(arguments)
         a = self._gtm.finish_step(pending, lambda n: count_positive(fed, data, n))
         self._evaluations.append(pending.evaluations)

@@ -438,7 +438,8 @@ class Deployment:
         Returns True if the GTM halted at this step. The outcome is durable before it is
         returned. Faults (see the module docstring) fail the deployment, durably, and raise
         :class:`MechanismError` / :class:`EvaluationBudgetExceeded`. ``time_limit`` bounds the
-        mechanism's evaluations in seconds (None: no limit).
+        mechanism's evaluations in seconds (None: no limit). A :class:`CommandMechanism` that
+        cannot be started is an :class:`InvalidParameter` with the deployment unchanged.
         """
         time_limit = check_time_limit(time_limit)
         self._check_can_step()
