@@ -367,7 +367,11 @@ class GTM:
             z = a.s * (self._mu1 - self._eta1 + eta2)
             exponent = a.eps_t * z
             lam = a.rho * math.exp(exponent) if exponent < 700.0 else math.inf
-            n = _draw_poisson_within_budget(self._rng, lam, a.evaluation_budget)
+            try:
+                n = _draw_poisson_within_budget(self._rng, lam, a.evaluation_budget)
+            except EvaluationBudgetExceeded:  # lambda_t beyond the sampler without a budget
+                self.failed = True
+                raise
         self.steps_taken += 1
         if n is None:
             self.failed = True

@@ -357,3 +357,12 @@ def test_reference_runs_are_unchanged_draw_for_draw():
         assert halted == (a == sp.s) and run.evaluation_counts()[-1] == pending.evaluations
         if halted:
             break
+
+
+def test_float_path_lambda_beyond_the_sampler_fails_the_gtm():
+    from gtm_core.reference import GTM
+
+    g = GTM.restore(np.random.default_rng(0), eta1=0.0, mu1=13.0, steps_taken=0)
+    with pytest.raises(EvaluationBudgetExceeded, match="too large"):
+        g.step(lambda x: 1, None, 10.0, 1e-300, 4, 1e300, 1)  # lambda_t = rho e^{eps mu_1} ~ 1e356
+    assert g.failed
