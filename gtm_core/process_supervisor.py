@@ -11,7 +11,9 @@ mechanisms) through this small program, so that the command's *whole process tre
 3. it is a *child subreaper* (``PR_SET_CHILD_SUBREAPER``): background children the command
    leaves behind are re-parented to the supervisor, not to init, so the supervisor reaps them and
    no zombie outlives the group;
-4. on SIGTERM, SIGINT or SIGHUP, and when the command exits, it SIGKILLs every other member of
+4. if the parent asked for it (a descriptor named by ``GTM_SUPERVISOR_START_FD``), it reports
+   there whether the command's program could be executed ("started") or not ("failed: REASON");
+5. on SIGTERM, SIGINT or SIGHUP, and when the command exits, it SIGKILLs every other member of
    its process group (found through ``/proc``), reaps them, and exits with the command's exit
    code (128 + signal number if a signal ended it).
 
@@ -29,6 +31,8 @@ import sys
 import time
 
 PR_SET_PDEATHSIG = 1
+#: names the descriptor on which the supervisor reports "started" or "failed: REASON" (optional)
+START_FD_VARIABLE = "GTM_SUPERVISOR_START_FD"
 PR_SET_CHILD_SUBREAPER = 36
 
 
@@ -89,6 +93,18 @@ def terminate_group(code: int = 137) -> None:
     os._exit(code)
 
 
+def report_start(fd: int, message: str) -> None:
+    """Tell the parent whether the command's program could be executed (the start pipe of
+    :class:`gtm_core.processes.ProcessGroup`, when it asked for one), then close the pipe."""
+    if fd < 0:
+        return
+    try:
+        os.write(fd, message.encode("utf-8", "replace")[:512] + b"\n")
+        os.close(fd)
+    except OSError:
+        pass
+
+
 def on_signal(signum, frame) -> None:
     terminate_group(128 + signum)
 
@@ -106,13 +122,17 @@ def main(argv: list[str]) -> int:
         signal.signal(sig, on_signal)
     if parent and os.getppid() != parent:  # the parent died before prctl took effect
         return 137
-    env = {k: v for k, v in os.environ.items() if k != "GTM_SUPERVISOR_PARENT"}
+    env = {k: v for k, v in os.environ.items() if k not in ("GTM_SUPERVISOR_PARENT", START_FD_VARIABLE)}
+    start_fd = int(os.environ.get(START_FD_VARIABLE, "-1") or -1)
     try:
         child = subprocess.Popen(argv, env=env)
     except OSError as exc:
-        sys.stderr.write(f"cannot start {argv[0]!r}: {exc.strerror or exc}\n")
+        reason = f"{exc.strerror or exc}"
+        sys.stderr.write(f"cannot start {argv[0]!r}: {reason}\n")
         sys.stderr.flush()
+        report_start(start_fd, f"failed: {reason}")
         return 127
+    report_start(start_fd, "started")  # the command's program was executed
     # hand the pipes to the command alone: the command closing its output must reach the reader
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):

@@ -10,7 +10,9 @@ deployment's mechanism command) runs through :class:`ProcessGroup`:
   Ctrl-C.
 * **a start that fails is detected before anything runs**: :func:`resolve_command` checks that the
   program exists and is executable, so a caller can refuse the command before it records or spends
-  anything.
+  anything; with ``start_deadline`` the constructor also waits until the program was actually
+  executed (a script whose interpreter is missing, a file that is not an executable format: a
+  :class:`ProcessClosed` naming the reason).
 * **every wait is bounded** by an absolute ``deadline`` (``time.monotonic()`` seconds): writes to the
   child's input and reads of its output use non-blocking descriptors and ``selectors``.
 * **stderr is drained continuously** by a daemon thread into a bounded buffer (a chatty child never
@@ -88,7 +90,8 @@ class ProcessGroup:
     ``stdin`` is a pipe when ``stdin=True`` (else ``/dev/null``); stdout is always a pipe.
     """
 
-    def __init__(self, command: Command, *, env: dict | None = None, stdin: bool = True):
+    def __init__(self, command: Command, *, env: dict | None = None, stdin: bool = True,
+                 start_deadline: float | None = None):
         # the supervisor is stdlib-only and run by path in isolated mode: no package import cost
         argv = [sys.executable, "-I", SUPERVISOR, "--", *command.argv]
         child_env = {**os.environ, **(env or {}), "GTM_SUPERVISOR_PARENT": str(os.getpid())}
@@ -96,12 +99,22 @@ class ProcessGroup:
         self._tail: collections.deque[bytes] = collections.deque()
         self._tail_size = 0
         self._tail_lock = threading.Lock()
+        start_r = start_w = None
+        if start_deadline is not None:  # the supervisor reports whether the program was executed
+            start_r, start_w = os.pipe()
+            child_env[process_supervisor.START_FD_VARIABLE] = str(start_w)
         try:
             self.proc = subprocess.Popen(
                 argv, stdin=subprocess.PIPE if stdin else subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, env=child_env, start_new_session=True, bufsize=0)
+                stderr=subprocess.PIPE, env=child_env, start_new_session=True, bufsize=0,
+                pass_fds=() if start_w is None else (start_w,))
         except OSError as exc:  # the supervisor itself (our interpreter) could not start
+            if start_r is not None:
+                os.close(start_r)
             raise ProcessClosed(f"cannot start {command.text!r}: {exc.strerror or exc}") from None
+        finally:
+            if start_w is not None:
+                os.close(start_w)  # the supervisor holds its own copy
         self.pgid = self.proc.pid  # leader of its new session
         self._buffer = b""
         self._eof = False
@@ -110,6 +123,34 @@ class ProcessGroup:
             os.set_blocking(self.proc.stdin.fileno(), False)
         self._drain = threading.Thread(target=self._drain_stderr, name="gtm-stderr-drain", daemon=True)
         self._drain.start()
+        if start_r is not None:
+            try:
+                self._confirm_start(start_r, start_deadline)
+            except BaseException:
+                self.kill()
+                raise
+            finally:
+                os.close(start_r)
+
+    def _confirm_start(self, fd: int, deadline: float) -> None:
+        """Wait for the supervisor's report: "started", else ProcessClosed naming the reason."""
+        report = b""
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_READ)
+            while b"\n" not in report:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise ProcessTimeout(f"{self.command.text!r} did not start in time")
+                if not sel.select(min(left, 0.5)):
+                    continue
+                chunk = os.read(fd, 1024)
+                if not chunk:
+                    break
+                report += chunk
+        line = report.split(b"\n", 1)[0].decode("utf-8", "replace")
+        if line != "started":
+            reason = line[len("failed: "):] if line.startswith("failed: ") else "it exited before starting"
+            raise ProcessClosed(f"cannot start {self.command.text!r}: {reason}")
 
     # -- stderr -----------------------------------------------------------------------------
     def _drain_stderr(self) -> None:

@@ -46,6 +46,7 @@ from .errors import (
     HaltedError,
     InvalidParameter,
     MechanismError,
+    MechanismTimeout,
 )
 from .exact_sampling import (
     BitSource,
@@ -55,8 +56,11 @@ from .exact_sampling import (
     START_PREC,
     SharedNoise,
     SystemBits,
+    check_tau2,
     draw_count,
     fed_count,
+    halts,
+    purification_crossover,
 )
 from .planners import Plan, StepPlan
 from .validation import (
@@ -87,11 +91,35 @@ def as_sign(value: Any) -> int:
     )
 
 
+def mechanism_fault(exc: BaseException, who: str) -> BaseException:
+    """The exception to raise for one a mechanism raised, stating the fault only.
+
+    The mechanism's own message and arguments are never kept: they may quote what the
+    mechanism was given or returned (the number of evaluations N_t, a shape, a count), which
+    are secrets. A :class:`MechanismTimeout` stays a timeout and any other ``Exception``
+    becomes a :class:`MechanismError` naming its type; an interruption stays one, without its
+    arguments (``KeyboardInterrupt()``; ``SystemExit`` with a fixed message, exit status 1).
+    Other ``BaseException``s (a framework's control flow, e.g. a test runner's) pass unchanged.
+    """
+    if isinstance(exc, MechanismTimeout):
+        return MechanismTimeout(f"{who} reported a timeout")
+    if isinstance(exc, Exception):
+        return MechanismError(f"{who} raised {type(exc).__name__}")
+    if isinstance(exc, SystemExit):
+        return SystemExit(f"{who} called sys.exit")
+    if isinstance(exc, KeyboardInterrupt):
+        return KeyboardInterrupt()
+    return exc
+
+
 def count_positive(mechanism: Callable, data: Any, n: int) -> int:
     """Evaluate the mechanism n times on data; return the number of +1 outputs.
 
     A mechanism may offer ``batch(data, n)`` returning n outputs at once (same law as n
-    independent calls); outputs are validated either way.
+    independent calls); outputs are validated either way. n and the count are secrets (N_t,
+    K_t), so every failure is a :class:`MechanismError` whose message is one fixed text per
+    fault (:func:`mechanism_fault` for exceptions): no shape, count or value, nothing whose
+    length varies with n.
     """
     if n == 0:
         return 0
@@ -99,13 +127,14 @@ def count_positive(mechanism: Callable, data: Any, n: int) -> int:
     if callable(batch):
         try:
             out = batch(data, n)
-        except MechanismError:  # already typed (e.g. a command mechanism's timeout)
-            raise
-        except Exception as exc:  # the mechanism's own failure
-            raise MechanismError(f"mechanism.batch raised {type(exc).__name__}") from None
-        arr = np.asarray(out)
-        if arr.shape != (n,):
-            raise MechanismError(f"mechanism.batch returned shape {arr.shape}, expected ({n},)")
+        except BaseException as exc:  # the mechanism's own failure (its message may quote n)
+            raise mechanism_fault(exc, "mechanism.batch") from None
+        try:
+            arr = np.asarray(out)
+        except Exception:  # e.g. a ragged sequence: numpy's message quotes the shape
+            raise MechanismError("mechanism.batch returned something that is not an array of outputs") from None
+        if arr.ndim != 1 or arr.shape[0] != n:
+            raise MechanismError("mechanism.batch(data, n) did not return a one-dimensional array of n outputs")
         if arr.dtype == np.bool_:
             return int(arr.sum())
         if not np.issubdtype(arr.dtype, np.number) or not np.all((arr == 1) | (arr == -1)):
@@ -115,10 +144,8 @@ def count_positive(mechanism: Callable, data: Any, n: int) -> int:
     for _ in range(n):
         try:
             y = mechanism(data)
-        except MechanismError:
-            raise
-        except Exception as exc:
-            raise MechanismError(f"mechanism raised {type(exc).__name__}") from None
+        except BaseException as exc:
+            raise mechanism_fault(exc, "mechanism") from None
         if as_sign(y) == 1:
             k += 1
     return k
@@ -147,30 +174,121 @@ def _draw_poisson_within_budget(rng: np.random.Generator, lam: float, budget: in
 SAMPLERS = ("exact", "float")
 
 
+def randomness(rng: np.random.Generator | BitSource | None = None, seed: int | None = None, *,
+               sampler: str = "exact") -> tuple[np.random.Generator | BitSource, bool]:
+    """Where a GTM's random bits come from: ``(what GTM(...) takes, seeded)``. The one rule, for
+    :class:`GTM`, :class:`GTMRun` and deployments (:mod:`gtm_core.deployment`).
+
+    Exact sampler: a :class:`BitSource` as given (seeded unless it is deployable), a numpy
+    Generator's raw bits (:class:`GeneratorBits`: reproducible, seeded), a seed's
+    :class:`SeededBits` (seeded), and with neither the operating system's CSPRNG
+    (:class:`SystemBits`, not seeded: the only source a deployment may use). Float sampler: the
+    given Generator, or :func:`default_rng` of the seed. Seeded randomness is "not for deployment".
+    """
+    if sampler not in SAMPLERS:
+        raise InvalidParameter(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
+    if rng is not None and seed is not None:
+        raise InvalidParameter("pass either rng or seed, not both")
+    if isinstance(rng, BitSource):
+        if sampler == "float":
+            raise InvalidParameter("the float sampler needs a numpy.random.Generator, got a BitSource")
+        return rng, not rng.deployable
+    if rng is not None:
+        if not isinstance(rng, np.random.Generator):
+            raise InvalidParameter(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+        return (GeneratorBits(rng) if sampler == "exact" else rng), True
+    if sampler == "float":
+        return default_rng(seed)
+    if seed is None:
+        return SystemBits(), False
+    return SeededBits(check_nonnegative_int("seed", seed)), True
+
+
+@dataclass(frozen=True)
+class StepArguments:
+    """The checked arguments of one GTM.Step: eps_t, tau_{2,t}, c_t, rho_t, s_t, the enforced
+    evaluation budget (None: none) and how the count the caller reports becomes K_t of the
+    mechanism Algorithm 1 is fed: ``phi`` (purification's crossover, Lemma 24; 0: none) then
+    ``negate`` (the flipped variant s_t = -1 feeds -M_t). With ``phi = 0`` and ``negate`` False
+    the caller reports K_t itself (it evaluated the fed mechanism)."""
+
+    eps_t: float
+    tau2: float
+    c: int
+    rho: float
+    s: int
+    evaluation_budget: int | None = None
+    phi: float = 0.0
+    negate: bool = False
+
+    def __post_init__(self):
+        """Refuse arguments outside their domains (InvalidParameter naming the field and value)."""
+        eps_t = check_nonnegative("eps_t", self.eps_t)
+        values = {
+            "eps_t": eps_t,
+            "c": check_nonnegative_int("c", self.c),
+            "rho": check_positive("rho", self.rho),
+            "s": check_direction("s", self.s),
+            "tau2": check_tau2(self.tau2, eps_t),
+            "evaluation_budget": None if self.evaluation_budget is None
+            else check_nonnegative_int("evaluation_budget", self.evaluation_budget),
+            "phi": check_probability("phi", self.phi),
+        }
+        if not values["phi"] <= 0.5:
+            raise InvalidParameter(f"phi must be in [0, 1/2], got {self.phi!r}")
+        if not isinstance(self.negate, bool):
+            raise InvalidParameter(f"negate must be a bool, got {self.negate!r}")
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+
+    @classmethod
+    def planned(cls, sp: StepPlan, evaluation_budget: int | None) -> "StepArguments":
+        """Step sp.t of a plan with the count of the *original* mechanism M_t: purified if
+        delta_t > 0, negated for the flipped variant (the exact path and deployments)."""
+        return cls(sp.eps_t, sp.tau2, sp.c, sp.rho, sp.s, evaluation_budget,
+                   phi=purification_crossover(sp), negate=sp.s == -1)
+
+
+@dataclass(frozen=True)
+class PendingStep:
+    """A step whose noise is drawn (eta_{2,t}, N_t) and whose mechanism is not evaluated yet:
+    what :meth:`GTM.begin_step` returns and :meth:`GTM.finish_step` consumes, once.
+
+    ``t`` is the step's number; ``evaluations`` is N_t, a secret (hidden from ``repr``; never
+    print, log or release it)."""
+
+    t: int
+    arguments: StepArguments
+    evaluations: int = field(repr=False)
+
+
 class GTM:
     """Algorithm 1, literally: ``init`` then ``step`` until it halts.
 
     ``rng``: a :class:`gtm_core.exact_sampling.BitSource` (exact sampling from its bits) or a
     numpy Generator (exact sampling from its raw bits, or the float64 samplers with
-    ``sampler="float"``).
+    ``sampler="float"``); :func:`randomness` is the rule.
+
+    A step is check -> draw -> evaluate -> decide, always in this order and only here:
+    :meth:`begin_step` checks the GTM's state and the arguments and draws the noise and N_t
+    (touching no data), returning a :class:`PendingStep`; :meth:`finish_step` evaluates the
+    mechanism through the caller's ``count(n)``, forms K_t and decides. :meth:`step` is the two
+    in one call; a persisted deployment writes its write-ahead record between them. The GTM owns
+    its terminal failed state: a refused draw (budget, precision cap) and any exception of the
+    evaluation enter it, and a failed GTM never steps again.
     """
 
     def __init__(self, rng: np.random.Generator | BitSource, *, sampler: str = "exact"):
-        if sampler not in SAMPLERS:
-            raise InvalidParameter(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
-        if isinstance(rng, BitSource):
-            if sampler == "float":
-                raise InvalidParameter("the float sampler needs a numpy.random.Generator, got a BitSource")
-            self._rng, self._source = None, rng
-        elif isinstance(rng, np.random.Generator):
-            self._rng = rng
-            self._source = GeneratorBits(rng) if sampler == "exact" else None
-        else:
-            raise InvalidParameter(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+        if rng is None:
+            raise InvalidParameter("rng must be a numpy.random.Generator, got NoneType")
+        drawn, _ = randomness(rng, sampler=sampler)
+        self._rng = None if isinstance(rng, BitSource) else rng  # a Generator: the float path's draws
+        self._source = drawn if isinstance(drawn, BitSource) else None  # the exact path's bits
         self.sampler = sampler
         self._noise: SharedNoise | None = None  # exact path: eta_1 as a lazy real
         self._eta1: float | None = None  # float path
         self._mu1: float | None = None
+        self._pending: PendingStep | None = None
         self.halted = False
         self.failed = False
         self.steps_taken = 0
@@ -211,90 +329,96 @@ class GTM:
     ) -> int:
         """GTM.Step(M_t, X_t, eps_t, tau2_t, c_t, rho_t, s_t) -> a_t in {-s_t, s_t}; a_t = s_t halts.
 
-        Three public phases, in Algorithm 1's order (after :meth:`check_step`): draw the noise
-        and N_t (:meth:`draw_count`, no data touched), evaluate the mechanism N_t times and count K_t, decide (:meth:`decide`). A
-        persisted deployment (:mod:`gtm_core.deployment`) runs the same phases and writes its
-        write-ahead record between the first and the second.
+        ``mechanism`` is the mechanism Algorithm 1 is fed (K_t counts its +1 outputs):
+        :meth:`begin_step` then :meth:`finish_step` with :func:`count_positive`.
         """
-        eps_t, tau2, c, rho, s, evaluation_budget = self.check_step(
-            mechanism, eps_t, tau2, c, rho, s, evaluation_budget
-        )
-        n = self.draw_count(eps_t, tau2, rho, s, evaluation_budget)
-        try:
-            k = count_positive(mechanism, data, n)
-        except MechanismError:
-            self.failed = True
-            raise
-        return self.decide(k, c, s)
+        self._check_ready()
+        arguments = StepArguments(eps_t, tau2, c, rho, s, evaluation_budget)
+        if not callable(mechanism):
+            raise MechanismError(f"mechanism must be callable, got {type(mechanism).__name__}")
+        pending = self.begin_step(arguments)
+        return self.finish_step(pending, lambda n: count_positive(mechanism, data, n))
 
-    def check_step(self, mechanism, eps_t, tau2, c, rho, s, evaluation_budget):
-        """Refuse a step on a GTM that cannot step, or with arguments outside their domains."""
+    def begin_step(self, arguments: StepArguments) -> PendingStep:
+        """Check, then draw: eta_{2,t} ~ Exp(tau2), lambda_t, N_t ~ Po(lambda_t). Touches no data.
+
+        Refuses (HaltedError) a GTM that is not initialised, has halted, has failed or has a
+        step pending. Raises :class:`EvaluationBudgetExceeded` (and enters the failed state) if
+        N_t would exceed the enforced budget, and
+        :class:`~gtm_core.exact_sampling.PrecisionLimitExceeded` (failed too) if a sampling
+        decision needed more bits than the cap.
+        """
+        self._check_ready()
+        if not isinstance(arguments, StepArguments):
+            raise InvalidParameter(f"arguments must be StepArguments, got {type(arguments).__name__}")
+        if arguments.phi > 0 and self._source is None:
+            raise InvalidParameter("the float sampler purifies the mechanism (mechanism_for_step), "
+                                   "not the count: phi must be 0")
+        a = arguments
+        if self._noise is not None:
+            try:
+                n = draw_count(self._noise, self._source, eps_t=a.eps_t, tau2=a.tau2, rho=a.rho,
+                               s=a.s, budget=a.evaluation_budget)
+            except PrecisionLimitExceeded:
+                self.failed = True
+                raise
+        else:
+            eta2 = 0.0 if math.isinf(a.tau2) else float(self._rng.exponential(a.tau2))
+            z = a.s * (self._mu1 - self._eta1 + eta2)
+            exponent = a.eps_t * z
+            lam = a.rho * math.exp(exponent) if exponent < 700.0 else math.inf
+            try:
+                n = _draw_poisson_within_budget(self._rng, lam, a.evaluation_budget)
+            except EvaluationBudgetExceeded:  # lambda_t beyond the sampler without a budget
+                self.failed = True
+                raise
+        self.steps_taken += 1
+        if n is None:
+            self.failed = True
+            raise EvaluationBudgetExceeded(
+                f"step {self.steps_taken} needs more than its evaluation budget of "
+                f"{a.evaluation_budget} evaluations; the GTM is now in its terminal failed state"
+            )
+        self._pending = PendingStep(self.steps_taken, a, n)
+        return self._pending
+
+    def _check_ready(self) -> None:
+        """Refuse a step on a GTM that cannot step (HaltedError)."""
         if not self.initialized:
             raise HaltedError("GTM.step called before GTM.init")
         if self.failed:
             raise HaltedError("the GTM is in its terminal failed state; no further steps")
         if self.halted:
             raise HaltedError("the GTM has halted; no further steps")
-        eps_t = check_nonnegative("eps_t", eps_t)
-        c = check_nonnegative_int("c", c)
-        rho = check_positive("rho", rho)
-        s = check_direction("s", s)
-        if isinstance(tau2, bool) or not isinstance(tau2, numbers.Real):
-            raise InvalidParameter(f"tau2 must be > 0, got {tau2!r}")
-        try:
-            tau2 = float(tau2)
-        except OverflowError:
-            raise InvalidParameter("tau2 must be a float, got an integer beyond the float range") from None
-        if not tau2 > 0:
-            raise InvalidParameter(f"tau2 must be > 0, got {tau2!r}")
-        if math.isinf(tau2) and eps_t > 0:
-            raise InvalidParameter("tau2 = inf is only allowed when eps_t = 0")
-        if evaluation_budget is not None:
-            evaluation_budget = check_nonnegative_int("evaluation_budget", evaluation_budget)
-        if not callable(mechanism):
-            raise MechanismError(f"mechanism must be callable, got {type(mechanism).__name__}")
-        return eps_t, float(tau2), c, rho, s, evaluation_budget
+        if self._pending is not None:
+            raise HaltedError(f"step {self._pending.t} is pending: finish it before the next one")
 
-    def draw_count(self, eps_t: float, tau2: float, rho: float, s: int,
-                    evaluation_budget: int | None) -> int:
-        """Phase 1 of a step: eta_2 ~ Exp(tau2), lambda_t, N_t ~ Po(lambda_t). Touches no data.
+    def finish_step(self, pending: PendingStep, count: Callable[[int], int]) -> int:
+        """Evaluate, then decide: K_t from ``count(N_t)`` (the caller's evaluation of the
+        mechanism, returning its number of +1 outputs), then a_t = s_t (halt) if
+        s_t (K_t - c_t - 1/2) > 0, else -s_t.
 
-        Raises :class:`EvaluationBudgetExceeded` (and enters the failed state) if N_t would
-        exceed the budget. The returned N_t is a secret.
+        The reported count is turned into K_t of the fed mechanism as the step's arguments say
+        (:func:`gtm_core.exact_sampling.fed_count`: purification's exact flips, then the
+        negation). Any exception of ``count`` (a mechanism fault, a timeout, an interruption)
+        enters the terminal failed state and is re-raised: a step whose mechanism may have been
+        evaluated is never run again.
         """
-        if self._noise is not None:
-            try:
-                n = draw_count(self._noise, self._source, eps_t=eps_t, tau2=tau2, rho=rho, s=s,
-                               budget=evaluation_budget)
-            except PrecisionLimitExceeded:
-                self.failed = True
-                raise
-            return self._counted(n, evaluation_budget)
-        eta2 = 0.0 if math.isinf(tau2) else float(self._rng.exponential(tau2))
-        z = s * (self._mu1 - self._eta1 + eta2)
-        exponent = eps_t * z
-        lam = rho * math.exp(exponent) if exponent < 700.0 else math.inf
-        return self._counted(_draw_poisson_within_budget(self._rng, lam, evaluation_budget),
-                             evaluation_budget)
-
-    def _counted(self, n: int | None, evaluation_budget: int | None) -> int:
-        self.steps_taken += 1
-        if n is None:
+        if self._pending is None or pending is not self._pending:
+            raise HaltedError("finish_step needs the step begin_step returned, once")
+        self._pending = None
+        a = pending.arguments
+        try:
+            k_raw = count(pending.evaluations)
+            k = fed_count(k_raw, pending.evaluations, phi=a.phi, s=-1 if a.negate else 1,
+                          source=self._source)
+        except BaseException:
             self.failed = True
-            raise EvaluationBudgetExceeded(
-                f"step {self.steps_taken} needs more than its evaluation budget of "
-                f"{evaluation_budget} evaluations; the GTM is now in its terminal failed state"
-            )
-        return n
-
-    def decide(self, k: int, c: int, s: int) -> int:
-        """Phase 3 of a step: a_t = s_t (halt) if s_t (K_t - c_t - 1/2) > 0, else -s_t.
-
-        In integers: for s_t = +1 that is K_t > c_t, for s_t = -1 it is K_t <= c_t."""
-        if (k > c) if s == 1 else (k <= c):
+            raise
+        if halts(k, a.c, a.s):
             self.halted = True
-            return s
-        return -s
+            return a.s
+        return -a.s
 
     def secret_eta1(self) -> float:
         """eta_1 of the float path (tests only; a secret: never print, log or release it)."""
@@ -319,11 +443,6 @@ class GTM:
         gtm._noise, gtm._mu1 = noise, noise.mu1
         gtm.steps_taken = check_nonnegative_int("steps_taken", steps_taken)
         return gtm
-
-    def step_fed_count(self, k_raw: int, n: int, sp: StepPlan) -> int:
-        """Exact path: K_t of the fed mechanism from the original mechanism's count (purification
-        then the flip, :func:`gtm_core.exact_sampling.fed_count`)."""
-        return fed_count(k_raw, n, phi=sp.phi if sp.delta_t > 0 else 0.0, s=sp.s, source=self._source)
 
     @classmethod
     def restore(cls, rng: np.random.Generator, *, eta1: float, mu1: float,
@@ -457,7 +576,8 @@ class GTMRun:
         transcript: list of +1 (halted) / -1 (continued), one per completed step.
         halted_at: the step at which the run halted, or None.
         halted: True once the GTM has halted (no further steps).
-        failed: True once a step exceeded its evaluation budget (terminal; no further steps).
+        failed: True once a step failed - its draw was refused (evaluation budget, precision cap)
+            or its evaluation raised - (terminal; no further steps).
         seeded: True when the randomness is reproducible (not for deployment).
 
     Example:
@@ -478,23 +598,10 @@ class GTMRun:
                  seed: int | None = None, sampler: str = "exact"):
         if not isinstance(plan, Plan):
             raise InvalidParameter(f"plan must be a gtm_core Plan, got {type(plan).__name__}")
-        if rng is not None and seed is not None:
-            raise InvalidParameter("pass either rng or seed, not both")
-        if sampler not in SAMPLERS:
-            raise InvalidParameter(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
         self.plan = plan
-        if isinstance(rng, BitSource):  # exact sampling from the caller's bits
-            if sampler != "exact":
-                raise InvalidParameter("a BitSource can only drive the exact sampler")
-            self.seeded, self._rng, gtm = not rng.deployable, None, GTM(rng)
-        elif rng is not None:  # a caller-supplied generator is treated as reproducible
-            self.seeded, self._rng, gtm = True, rng, GTM(rng, sampler=sampler)
-        else:
-            self._rng, self.seeded = default_rng(seed)
-            if sampler == "float":
-                gtm = GTM(self._rng, sampler="float")
-            else:  # exact: the OS CSPRNG without a seed (as a deployment), else a seeded stream
-                gtm = GTM(SystemBits() if seed is None else SeededBits(seed))
+        drawn, self.seeded = randomness(rng, seed, sampler=sampler)
+        self._rng = drawn if sampler == "float" else None  # the float path's wrappers draw from it
+        gtm = GTM(drawn, sampler=sampler)
         self._gtm = gtm
         self._gtm.init(plan.tau1, plan.mu1)
         self.transcript: list[int] = []
@@ -522,7 +629,7 @@ class GTMRun:
 
     @property
     def failed(self) -> bool:
-        """True once a step exceeded its evaluation budget (the terminal failed state)."""
+        """True once a step failed (the GTM's terminal failed state)."""
         return self._gtm.failed
 
     def evaluation_counts(self) -> list[int]:
@@ -542,35 +649,22 @@ class GTMRun:
             MechanismError: the mechanism raised or returned something other than +1/-1.
         """
         sp: StepPlan = self.plan.step(self.t)
-        if self._gtm.sampler == "exact":
-            a, n = self._exact_step(mechanism, data, sp)
-        else:
-            counter = _CountingMechanism(mechanism_for_step(mechanism, sp, self._rng))
-            a = self._gtm.step(
-                counter, data, sp.eps_t, sp.tau2, sp.c, sp.rho, sp.s,
-                evaluation_budget=self.plan.enforced_budget(sp),
-            )
-            n = counter.count
-        self._evaluations.append(n)
+        if not callable(mechanism):
+            raise MechanismError(f"mechanism must be callable, got {type(mechanism).__name__}")
+        budget = self.plan.enforced_budget(sp)
+        if self._gtm.sampler == "exact":  # the GTM purifies and flips the original M_t's count
+            fed, arguments = mechanism, StepArguments.planned(sp, budget)
+        else:  # the float path feeds the wrapped mechanism (its flips from the same generator)
+            fed = mechanism_for_step(mechanism, sp, self._rng)
+            arguments = StepArguments(sp.eps_t, sp.tau2, sp.c, sp.rho, sp.s, budget)
+        pending = self._gtm.begin_step(arguments)
+        a = self._gtm.finish_step(pending, lambda n: count_positive(fed, data, n))
+        self._evaluations.append(pending.evaluations)
         halted = a == sp.s
         self.transcript.append(1 if halted else -1)
         if halted:
             self.halted_at = sp.t
         return halted
-
-    def _exact_step(self, mechanism: Callable, data: Any, sp: StepPlan) -> tuple[int, int]:
-        """Algorithm 1's three phases with exact sampling; purification and the flip act on the
-        count of the original mechanism's +1 outputs (same law, exact Bernoulli flips)."""
-        g = self._gtm
-        eps_t, tau2, c, rho, s, budget = g.check_step(
-            mechanism, sp.eps_t, sp.tau2, sp.c, sp.rho, sp.s, self.plan.enforced_budget(sp))
-        n = g.draw_count(eps_t, tau2, rho, s, budget)
-        try:
-            k_raw = count_positive(mechanism, data, n)
-        except MechanismError:
-            g.failed = True
-            raise
-        return g.decide(g.step_fed_count(k_raw, n, sp), c, s), n
 
 
 def mechanism_for_step(mechanism: Callable, sp: StepPlan, rng: np.random.Generator) -> Callable:
@@ -582,22 +676,6 @@ def mechanism_for_step(mechanism: Callable, sp: StepPlan, rng: np.random.Generat
     if sp.s == -1:
         mech = Negated(mech)
     return mech
-
-
-class _CountingMechanism:
-    def __init__(self, mechanism):
-        self.mechanism, self.count = mechanism, 0
-        inner = getattr(mechanism, "batch", None)
-        if callable(inner):
-            def batch(data, n):
-                self.count += n
-                return inner(data, n)
-
-            self.batch = batch
-
-    def __call__(self, data=None):
-        self.count += 1
-        return self.mechanism(data)
 
 
 def run_reference(plan: Plan, p, rng: np.random.Generator, *, sampler: str = "exact") -> tuple[int, int]:

@@ -26,7 +26,8 @@ from gtm_core import GTMConfig, make_plan
 from gtm_core.deployment import runner as dep_runner
 from gtm_core import reference as R
 from gtm_core.deployment import Deployment
-from gtm_core.errors import EvaluationBudgetExceeded, GTMError, MechanismError
+from gtm_core.deployment import CommandMechanism
+from gtm_core.errors import EvaluationBudgetExceeded, GTMError, MechanismError, MechanismTimeout
 from gtm_core.exact_sampling import BitSource, SeededBits
 
 ETA1, ETA2, N_T = 1.919191919191, 0.737373737373, 23456
@@ -80,7 +81,7 @@ def sentinel_count(noise, source, *, eps_t, tau2, rho, s, budget):
 @pytest.fixture
 def planted(monkeypatch):
     monkeypatch.setattr(R, "draw_count", sentinel_count)
-    monkeypatch.setattr(dep_runner, "SystemBits", SentinelBits)
+    monkeypatch.setattr(R, "SystemBits", SentinelBits)  # the one rng-or-seed rule (randomness)
 
 
 def eta1_of(gtm):
@@ -120,12 +121,12 @@ CONFIG_MU1 = make_plan(CONFIG).mu1
 PATTERNS = _patterns()
 
 
-_NOISE = re.compile(r"[0-9a-f]{64}|/[^\s\"',]*|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+\-0-9:Z]*")
+_NOISE = re.compile(r"[0-9a-f]{32}(?:[0-9a-f]{32})?|/[^\s\"',]*|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+\-0-9:Z]*")
 
 
 def leaks(text: str) -> list[str]:
     """Sentinels found in text, after removing what can contain digits by chance (SHA-256/HMAC
-    digests, file paths such as /tmp/pytest-of-root/pytest-199/..., timestamps)."""
+    digests, random deployment ids, file paths such as /tmp/pytest-of-root/pytest-199/..., timestamps)."""
     text = _NOISE.sub(" ", text)
     return [p.pattern for p in PATTERNS if p.search(text)]
 
@@ -268,3 +269,215 @@ def test_cli_channels(tmp_path, monkeypatch, caplog, planted):
     for text in outputs:
         assert not leaks(text) and not hex_leak(text), (leaks(text), text)
     assert hex_leak((tmp_path / "s").read_text())  # positive control: the secret store
+
+
+# -- every failure path of count_positive, the command mechanism and the runner ----------------------
+#
+# Each fault is run twice, with N_t planted at N_T and at N_T_OTHER (another length in digits).
+# Every text it produces (the exception, the failure record shown by `gtm deploy status` and its
+# JSON, repr, the log records) must contain no sentinel, and the public texts must be *identical*
+# for the two counts: nothing public may depend on N_t, not even a length.
+
+N_T_OTHER = 345678
+OTHER = re.compile(rf"(?<![0-9.]){N_T_OTHER}(?![0-9])")
+
+
+def plant_count(monkeypatch, n):
+    monkeypatch.setattr(R, "draw_count", lambda noise, source, **kw: n)
+
+
+def _raise(exc):
+    raise exc
+
+
+class _Batch:
+    """A batch mechanism whose ``batch(data, n)`` is ``fn(n)``."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, data=None):
+        return -1
+
+    def batch(self, data, n):
+        return self.fn(n)
+
+
+class _PerCall:
+    """A mechanism without ``batch``: call i (1-based) returns ``fn(i)``."""
+
+    def __init__(self, fn):
+        self.fn, self.i = fn, 0
+
+    def __call__(self, data=None):
+        self.i += 1
+        return self.fn(self.i)
+
+
+PYTHON_FAULTS = {
+    "batch raises, quoting n": (lambda: _Batch(lambda n: _raise(RuntimeError(f"n={n}"))), MechanismError),
+    "batch raises MechanismError quoting n": (
+        lambda: _Batch(lambda n: _raise(MechanismError(f"asked for {n} outputs"))), MechanismError),
+    "batch raises MechanismTimeout quoting n": (
+        lambda: _Batch(lambda n: _raise(MechanismTimeout(f"{n} outputs take too long"))), MechanismTimeout),
+    "batch shape off by one": (lambda: _Batch(lambda n: np.ones(n - 1, dtype=int)), MechanismError),
+    "batch two-dimensional": (lambda: _Batch(lambda n: np.ones((n, 1), dtype=int)), MechanismError),
+    "batch ragged": (lambda: _Batch(lambda n: [[1]] * (n - 1) + [[1, 1]]), MechanismError),
+    "batch strings": (lambda: _Batch(lambda n: np.array(["1"] * n)), MechanismError),
+    "batch objects": (lambda: _Batch(lambda n: np.array([1] * n, dtype=object)), MechanismError),
+    "batch non-binary ints": (lambda: _Batch(lambda n: np.full(n, K_CONTINUE)), MechanismError),
+    "batch non-binary floats": (lambda: _Batch(lambda n: np.full(n, 0.5)), MechanismError),
+    "batch KeyboardInterrupt quoting n": (lambda: _Batch(lambda n: _raise(KeyboardInterrupt(n))), KeyboardInterrupt),
+    "batch sys.exit(n)": (lambda: _Batch(lambda n: _raise(SystemExit(n))), SystemExit),
+    "call raises at call K": (
+        lambda: _PerCall(lambda i: _raise(ValueError(f"call {i}")) if i == K_CONTINUE else -1), MechanismError),
+    "call returns a non-sign at call K": (
+        lambda: _PerCall(lambda i: K_CONTINUE if i == K_CONTINUE else -1), MechanismError),
+}
+
+_TAIL = "import sys; sys.stderr.write('the mechanism says goodbye\\n')"
+COMMAND_FAULTS = {
+    "command ends early": (f"for _ in range({K_CONTINUE}): print(1)\n{_TAIL}", MechanismError),
+    "command prints a non-sign": (f"for _ in range({K_CONTINUE}): print(-1)\nprint('yes')", MechanismError),
+    "command prints an over-long line": ("import sys; sys.stdout.write('1' * 70000); sys.stdout.flush()\n"
+                                         "import time; time.sleep(30)", MechanismError),
+    "command hangs": (f"for _ in range({K_CONTINUE}): print(-1)\nimport time; time.sleep(30)", MechanismTimeout),
+}
+
+
+def _command(body):
+    return [sys.executable, "-c", body]
+
+
+def _public(text: str) -> str:
+    """A text with paths, digests and timestamps (which differ between runs anyway) scrubbed."""
+    return _NOISE.sub(" ", text)
+
+
+def _deployment_fault(tmp_path, caplog, monkeypatch, n, make, exc_type, *, time_limit=None, command=False):
+    """Step 1 continues, step 2 meets the fault; (every text produced, the public ones)."""
+    plant_count(monkeypatch, n)
+    caplog.clear()
+    state = tmp_path / ("a" if n == N_T else "b")
+    with Deployment.create(state, CONFIG) as dep:
+        dep.step(sentinel_mechanism(K_CONTINUE))
+        mech = CommandMechanism(_command(make), step=2, time_limit=time_limit) if command else make()
+        with pytest.raises(exc_type) as info:
+            dep.step(mech, time_limit=time_limit)
+        status = dep.status_dict()
+        texts = [str(info.value), repr(info.value), repr(dep), json.dumps(status)]
+    with Deployment.open(state) as dep:  # what `gtm deploy status` shows, read back
+        failure = dep.failure
+    logs = [r.getMessage() for r in caplog.records]
+    texts += logs + [json.dumps(failure)]
+    public = (str(info.value), json.dumps(failure, sort_keys=True), tuple(_public(m) for m in logs),
+              _public(repr(dep)))
+    return texts, public
+
+
+def _assert_hidden(texts):
+    for text in texts:
+        assert not leaks(text) and not hex_leak(text) and not OTHER.search(_NOISE.sub(" ", text)), (
+            leaks(text), text)
+
+
+@pytest.mark.parametrize("time_limit", [None, 30.0])
+@pytest.mark.parametrize("name", sorted(PYTHON_FAULTS))
+def test_python_mechanism_faults_hide_every_secret(tmp_path, caplog, monkeypatch, name, time_limit):
+    caplog.set_level(logging.DEBUG)
+    monkeypatch.setattr(R, "SystemBits", SentinelBits)
+    make, exc_type = PYTHON_FAULTS[name]
+    if time_limit is not None and exc_type in (KeyboardInterrupt, SystemExit):
+        exc_type = MechanismError  # raised in the evaluation thread: a fault of the mechanism
+    a_texts, a = _deployment_fault(tmp_path, caplog, monkeypatch, N_T, make, exc_type, time_limit=time_limit)
+    b_texts, b = _deployment_fault(tmp_path, caplog, monkeypatch, N_T_OTHER, make, exc_type,
+                                   time_limit=time_limit)
+    _assert_hidden(a_texts + b_texts)
+    assert a == b  # the same public texts whatever N_t was
+
+
+@pytest.mark.parametrize("name", sorted(COMMAND_FAULTS))
+def test_command_mechanism_faults_hide_every_secret(tmp_path, caplog, monkeypatch, name):
+    caplog.set_level(logging.DEBUG)
+    monkeypatch.setattr(R, "SystemBits", SentinelBits)
+    body, exc_type = COMMAND_FAULTS[name]
+    limit = 1.0 if exc_type is MechanismTimeout else 30.0
+    a_texts, a = _deployment_fault(tmp_path, caplog, monkeypatch, N_T, body, exc_type, time_limit=limit,
+                                   command=True)
+    b_texts, b = _deployment_fault(tmp_path, caplog, monkeypatch, N_T_OTHER, body, exc_type, time_limit=limit,
+                                   command=True)
+    _assert_hidden(a_texts + b_texts)
+    assert a == b
+    if name == "command ends early":  # the command's own stderr is kept (it cannot know N_t)
+        assert "goodbye" in a[1]
+
+
+def test_python_timeout_hides_every_secret(tmp_path, caplog, monkeypatch):
+    import threading
+
+    caplog.set_level(logging.DEBUG)
+    monkeypatch.setattr(R, "SystemBits", SentinelBits)
+    release = threading.Event()
+
+    def slow():
+        return _Batch(lambda n: release.wait(10) and np.ones(n, dtype=int))
+
+    try:
+        a_texts, a = _deployment_fault(tmp_path, caplog, monkeypatch, N_T, slow, MechanismTimeout, time_limit=0.3)
+        b_texts, b = _deployment_fault(tmp_path, caplog, monkeypatch, N_T_OTHER, slow, MechanismTimeout,
+                                       time_limit=0.3)
+    finally:
+        release.set()  # the abandoned evaluation threads end
+    _assert_hidden(a_texts + b_texts)
+    assert a == b and "time limit" in a[0]
+
+
+@pytest.mark.parametrize("name", sorted(PYTHON_FAULTS))
+def test_reference_run_faults_hide_every_secret(monkeypatch, name):
+    make, exc_type = PYTHON_FAULTS[name]
+    public = []
+    for n in (N_T, N_T_OTHER):
+        plant_count(monkeypatch, n)
+        run = R.GTMRun(make_plan(CONFIG), SentinelBits())
+        with pytest.raises(exc_type) as info:
+            run.step(make())
+        assert run.failed
+        _assert_hidden([str(info.value), repr(info.value), repr(run)])
+        public.append(str(info.value))
+    assert public[0] == public[1]
+
+
+def test_fed_count_refusals_hide_the_counts():
+    from gtm_core.exact_sampling import fed_count
+
+    for k, n in ((N_T + 1, N_T), (-K_CONTINUE, N_T), (K_CONTINUE, -N_T), (N_T_OTHER, K_HALT)):
+        with pytest.raises(MechanismError) as info:
+            fed_count(k, n, phi=0.0, s=1, source=SeededBits(0))
+        _assert_hidden([str(info.value), repr(info.value)])
+
+
+def test_cli_status_of_a_command_fault_hides_every_secret(tmp_path, monkeypatch, caplog, planted):
+    """`gtm deploy step` of a command that ends early, then `gtm deploy status` (text and JSON)."""
+    caplog.set_level(logging.DEBUG)
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(CONFIG.to_toml())
+    state = str(tmp_path / "s")
+    cmd = f"{sys.executable} -c \"for _ in range({K_CONTINUE}): print(1)\""
+    runner = CliRunner()
+    outputs = []
+    for i, args in enumerate([
+        ["deploy", "init", state, "--config", str(cfg)],
+        ["deploy", "step", state, "--mechanism-cmd", cmd],
+        ["deploy", "status", state],
+    ]):
+        out = tmp_path / f"o{i}.json"
+        r = runner.invoke(cli, args + ["--json", str(out)], prog_name="gtm")
+        outputs += [r.output, getattr(r, "stderr", "")]
+        if out.exists():
+            outputs.append(out.read_text())
+    with Deployment.open(state) as dep:
+        assert dep.failure["kind"] == "mechanism_error"  # the fault really happened
+    assert any("failed to print all the outputs" in o for o in outputs)
+    outputs += [r.getMessage() for r in caplog.records]
+    for text in outputs:
+        assert not leaks(text) and not hex_leak(text), (leaks(text), text)

@@ -110,8 +110,11 @@ depend on the data leaks through them, as in any DP system).
 A Python callable cannot be forcibly stopped: with a time limit it runs in a daemon thread,
 and on timeout the deployment is failed and the thread abandoned (its results are ignored).
 :class:`CommandMechanism` runs the mechanism as a command in its own process group and kills its
-whole tree on timeout, error, Ctrl-C and when ``gtm`` dies; a program that cannot be started is
-refused when the mechanism is constructed, before any write-ahead record.
+whole tree on timeout, error, Ctrl-C and when ``gtm`` dies; a program that does not exist is
+refused when the mechanism is constructed, and one that cannot be executed (a missing ``#!``
+interpreter, not an executable format) when the step starts it, before the step's draw and
+write-ahead record (the deployment is unchanged). Failure messages never quote N_t, K_t or the
+mechanism's own exception text (which may quote them).
 
 Exact sampling (state version 2)
 --------------------------------

@@ -15,6 +15,8 @@ from ..validation import MAX_SECONDS, check_seconds
 
 
 MAX_TIME_LIMIT = MAX_SECONDS
+#: How long :meth:`CommandMechanism.start` waits for the command's program to be executed.
+START_TIMEOUT = 60.0
 
 
 def check_time_limit(time_limit, name: str = "time_limit") -> float | None:
@@ -24,16 +26,47 @@ def check_time_limit(time_limit, name: str = "time_limit") -> float | None:
     return check_seconds(name, time_limit)
 
 
+def start_mechanism(mechanism) -> Callable[[], None] | None:
+    """Start a :class:`CommandMechanism` now, before its step draws or writes anything: a command
+    that cannot be started (a missing interpreter, a file that is not an executable format) is
+    an :class:`InvalidParameter` while the deployment is unchanged. Returns what kills the
+    started command unread if the step ends before its evaluation; None for other mechanisms
+    (nothing started)."""
+    if isinstance(mechanism, CommandMechanism):
+        mechanism.start()
+        return mechanism.stop
+    return None
+
+
+def abort_hook(mechanism) -> Callable[[], None] | None:
+    """What stops the mechanism's evaluation on a timeout or an interruption: its ``close()``
+    method, if it has one."""
+    close = getattr(mechanism, "close", None)
+    return close if callable(close) else None
+
+
 def evaluate_count(mechanism: Callable, data: Any, n: int, time_limit: float | None,
-              abort: Callable[[], None] | None) -> int:
-    """K_t: count the +1 outputs of n evaluations, within ``time_limit`` seconds if given."""
+                   abort: Callable[[], None] | None) -> int:
+    """K_t: count the +1 outputs of n evaluations, within ``time_limit`` seconds if given.
+
+    A :class:`CommandMechanism` is read through :meth:`CommandMechanism.count` (its errors are
+    gtm's own texts, made of public values only); any other mechanism through
+    :func:`gtm_core.reference.count_positive`, which states a fault without the mechanism's own
+    message. Nothing raised here quotes n or a count (secrets).
+    """
+    if isinstance(mechanism, CommandMechanism):
+        def count():
+            return mechanism.count(n)
+    else:
+        def count():
+            return count_positive(mechanism, data, n)
     if time_limit is None:
-        return count_positive(mechanism, data, n)
+        return count()
     box: dict = {}
 
     def work():
         try:
-            box["k"] = count_positive(mechanism, data, n)
+            box["k"] = count()
         except BaseException as exc:  # handed to the caller's thread below
             box["exc"] = exc
 
@@ -69,7 +102,12 @@ class CommandMechanism:
     The command (argv list or a string split with :func:`shlex.split`, no shell) is resolved
     when the mechanism is constructed (:func:`gtm_core.processes.resolve_command`: a program that
     does not exist or is not executable is an :class:`InvalidParameter` *before* any deployment
-    record is written). It is started when the step needs its first evaluation, through
+    record is written). A deployment starts it with :meth:`start` before the step's draw and
+    write-ahead record and waits until its program was executed, so a command that cannot start
+    (a script whose interpreter is missing, a file that is not an executable format) is an
+    :class:`InvalidParameter` with the deployment unchanged; its outputs are read only after the
+    record is durable, and it is killed unread if the step ends before that. Used on its own,
+    it is started when its first output is needed. It runs through
     :class:`gtm_core.processes.ProcessGroup` (its own process group under a subreaper supervisor),
     with ``GTM_STEP=t`` added to its environment; it must print independent mechanism outputs on
     the same data, one per line, ``+1``/``1`` or ``-1`` (it may print more than needed). Once N_t
@@ -78,7 +116,8 @@ class CommandMechanism:
     supervisor's parent-death signal kills the tree too. Exiting early, printing anything else,
     or not answering within ``time_limit`` seconds is a :class:`MechanismError`. Every wait is
     bounded by at most 0.5 s slices, so an interruption is honoured promptly. The command's
-    stderr is drained; its last line is quoted in error messages.
+    stderr is drained; its last line is quoted in error messages, which never say how many
+    outputs were read or asked for (N_t is a secret).
     """
 
     def __init__(self, command, *, step: int | None = None, time_limit: float | None = None,
@@ -103,20 +142,54 @@ class CommandMechanism:
         arr = self.batch(data, 1)
         return int(arr[0])
 
-    def batch(self, data, n: int) -> np.ndarray:
+    def start(self) -> None:
+        """Start the command now and wait (at most :data:`START_TIMEOUT` s) until its program was
+        executed; InvalidParameter if it cannot be (nothing of it ran). :meth:`batch` then reads
+        this process instead of starting one. A deployment calls it before the step's draw and
+        write-ahead record, so a command that cannot start leaves the deployment unchanged."""
+        with self._lock:  # close() from another thread waits for the start, then kills
+            if self._aborted:
+                raise MechanismTimeout("mechanism command was aborted")
+            if self._group is not None:
+                raise InvalidParameter("the mechanism command was already started")
+            try:
+                self._group = ProcessGroup(self.command, env=self._step_env(), stdin=False,
+                                           start_deadline=time.monotonic() + START_TIMEOUT)
+            except (ProcessClosed, ProcessTimeout) as exc:
+                raise InvalidParameter(f"mechanism command: {exc}; nothing was evaluated") from None
+
+    def stop(self) -> None:
+        """Kill the started command's process tree unread (a later :meth:`start` may run it again)."""
+        self._kill()
+
+    def count(self, n: int) -> int:
+        """The number of +1 outputs among the next n outputs (a started command is read, else one
+        is started); the command is killed afterwards, also when n = 0."""
+        if n == 0:
+            self._kill()
+            return 0
+        return int((self.batch(None, n) == 1).sum())
+
+    def _step_env(self) -> dict:
         env = dict(self._env or {})
         if self.step is not None:
             env["GTM_STEP"] = str(self.step)
+        return env
+
+    def batch(self, data, n: int) -> np.ndarray:
+        """n outputs (int8 +1/-1) from the started command, or from one started now."""
         limit = MAX_TIME_LIMIT if self.time_limit is None else self.time_limit
         deadline = time.monotonic() + limit
         with self._lock:  # close() from another thread waits for the start, then kills
             if self._aborted:
                 raise MechanismTimeout("mechanism command was aborted")
-            try:
-                group = ProcessGroup(self.command, env=env, stdin=False)
-            except ProcessClosed as exc:
-                raise MechanismError(f"cannot start mechanism command: {exc}") from None
-            self._group = group
+            group = self._group
+            if group is None:
+                try:
+                    group = ProcessGroup(self.command, env=self._step_env(), stdin=False)
+                except ProcessClosed as exc:
+                    raise MechanismError(f"cannot start mechanism command: {exc}") from None
+                self._group = group
         out = np.empty(n, dtype=np.int8)
         try:
             for got in range(n):
@@ -127,9 +200,11 @@ class CommandMechanism:
                 except ProcessClosed:
                     if self._aborted:
                         raise MechanismTimeout("mechanism command was aborted") from None
+                    # neither how many outputs it printed nor how many were asked for: N_t is secret
                     tail = group.stderr_tail()
                     raise MechanismError(
-                        f"mechanism command ended after {got} of the outputs it was asked for"
+                        "mechanism command failed to print all the outputs it was asked for (it "
+                        "closed its output or printed a line over 64 KiB)"
                         + (f" (stderr: {tail})" if tail else "")) from None
                 if token in (b"+1", b"1"):
                     out[got] = 1

@@ -1,6 +1,7 @@
 """The :class:`Deployment`: create / open a persisted GTM and run Algorithm 1's steps under the
-write-ahead protocol of :mod:`gtm_core.deployment`, through the public phases of the reference
-GTM (:meth:`~gtm_core.reference.GTM.check_step`, ``draw_count``, ``decide``, ``restore``)."""
+write-ahead protocol of :mod:`gtm_core.deployment`. The step itself is the reference GTM's
+(:meth:`~gtm_core.reference.GTM.begin_step`, ``finish_step``, ``restore_exact``); this module
+adds only persistence, the fault points and the failure records around it."""
 
 from __future__ import annotations
 
@@ -26,16 +27,9 @@ from ..errors import (
     StateError,
 )
 from ..planners import Plan, make_plan, uncached_step_plan
-from ..exact_sampling import (
-    BitSource,
-    GeneratorBits,
-    PrecisionLimitExceeded,
-    SeededBits,
-    SharedNoise,
-    SystemBits,
-)
-from ..reference import GTM, NOT_FOR_DEPLOYMENT
-from .mechanisms import check_time_limit, evaluate_count
+from ..exact_sampling import BitSource, PrecisionLimitExceeded, SharedNoise
+from ..reference import GTM, NOT_FOR_DEPLOYMENT, PendingStep, StepArguments, randomness
+from .mechanisms import abort_hook, check_time_limit, evaluate_count, start_mechanism
 from .state import (
     KEY_HEADER,
     MAX_STATE_BYTES,
@@ -143,16 +137,11 @@ class Deployment:
 
     @staticmethod
     def _rng_for(rng, seed) -> tuple[BitSource, bool]:
-        """(bit source, seeded): the OS CSPRNG unless a generator or seed is given."""
-        if rng is not None and seed is not None:
-            raise InvalidParameter("pass either rng or seed, not both")
-        if rng is not None:
-            if not isinstance(rng, np.random.Generator):
-                raise InvalidParameter(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-            return GeneratorBits(rng), True
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-            raise InvalidParameter(f"seed must be a non-negative integer, got {seed!r}")
-        return (SystemBits(), False) if seed is None else (SeededBits(seed), True)
+        """(bit source, seeded) by :func:`gtm_core.reference.randomness`: the OS CSPRNG unless a
+        numpy generator or seed is given (a deployment takes no other bit source)."""
+        if isinstance(rng, BitSource):
+            raise InvalidParameter(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+        return randomness(rng, seed)
 
     @classmethod
     def create(cls, path, config: GTMConfig, *, key_path=None, rng: np.random.Generator | None = None,
@@ -449,7 +438,8 @@ class Deployment:
         Returns True if the GTM halted at this step. The outcome is durable before it is
         returned. Faults (see the module docstring) fail the deployment, durably, and raise
         :class:`MechanismError` / :class:`EvaluationBudgetExceeded`. ``time_limit`` bounds the
-        mechanism's evaluations in seconds (None: no limit).
+        mechanism's evaluations in seconds (None: no limit). A :class:`CommandMechanism` that
+        cannot be started is an :class:`InvalidParameter` with the deployment unchanged.
         """
         time_limit = check_time_limit(time_limit)
         self._check_can_step()
@@ -458,36 +448,26 @@ class Deployment:
         b = self._body
         t = b["steps_done"] + 1
         sp = uncached_step_plan(self._config, t)
-        eps_t, tau2, c, rho, s, budget = self._gtm.check_step(
-            mechanism, sp.eps_t, sp.tau2, sp.c, sp.rho, sp.s, self._plan.enforced_budget(sp))
-
-        # phase 1: the noise, exactly (no data touched, nothing durable yet; may refine eta_1)
+        arguments = StepArguments.planned(sp, self._plan.enforced_budget(sp))
+        # a mechanism command is started (its program executed) before anything is drawn or
+        # written: one that cannot start is refused with the deployment unchanged
+        stop = start_mechanism(mechanism)
         try:
-            n = self._gtm.draw_count(eps_t, tau2, rho, s, budget)
-        except PrecisionLimitExceeded:
-            self._fail(t, "precision_limit_exceeded",
-                       f"step {t}: a sampling decision needed more random bits than the sampler's cap")
+            pending = self._begin(t, sp, arguments)
+            # write-ahead record (with eta_1's bits), durable before any output of the mechanism is read
+            self._write({**b, "pending_step": t, "secret": self._secret()})
+            b = self._body
+            fault_point("step:pending_written")
+        except BaseException:
+            if stop is not None:  # the command never met the step: kill it unread
+                stop()
             raise
-        except EvaluationBudgetExceeded:
-            limit = (f"its evaluation budget of {budget} evaluations (planner bound on this probability: "
-                     f"{sp.budget_exceed_probability:.3g})" if budget is not None else
-                     "the sampler's machine limit of 10^15 evaluations (evaluation_budget = \"none\")")
-            self._fail(t, "evaluation_budget_exceeded", f"step {t} needed more than {limit}")
-            raise EvaluationBudgetExceeded(
-                f"step {t} exceeded its evaluation budget of {budget}; the deployment is now failed"
-            ) from None
-        fault_point("step:noise_drawn")
+        n = pending.evaluations
 
-        # phase 2: write-ahead record (with eta_1's bits), durable before the mechanism sees the data
-        self._write({**b, "pending_step": t, "secret": self._secret()})
-        b = self._body
-        fault_point("step:pending_written")
-
-        # phase 3: evaluate (the only phase that touches the data)
-        abort = getattr(mechanism, "close", None)
+        # the only part that touches the data: evaluate, form K_t, decide
         try:
-            k_raw = evaluate_count(mechanism, data, n, time_limit, abort if callable(abort) else None)
-            k = self._gtm.step_fed_count(k_raw, n, sp)  # purification, flip: exact, on the count
+            a = self._gtm.finish_step(pending, lambda n: evaluate_count(mechanism, data, n, time_limit,
+                                                                         abort_hook(mechanism)))
         except MechanismTimeout:
             limit = "its time limit" if time_limit is None else f"its time limit of {time_limit:g} s"
             self._fail(t, "mechanism_timeout", f"the mechanism exceeded {limit}")
@@ -502,9 +482,8 @@ class Deployment:
             raise
         fault_point("step:evaluated")
 
-        # phase 4: decide and commit
-        a = self._gtm.decide(k, c, s)
-        halted = a == s
+        # commit
+        halted = a == sp.s
         runs = [list(r) for r in b["transcript"]]
         if runs and runs[-1][0] == "continue" and not halted:
             runs[-1][1] += 1
@@ -527,6 +506,27 @@ class Deployment:
         if halted:
             logger.info("deployment %s halted at step %d", self._path, t)
         return halted
+
+    def _begin(self, t: int, sp, arguments: StepArguments) -> PendingStep:
+        """The GTM's check and draw (no data touched, nothing durable yet; may refine eta_1); a
+        refused draw is recorded as the deployment's failure."""
+        try:
+            pending = self._gtm.begin_step(arguments)
+        except PrecisionLimitExceeded:
+            self._fail(t, "precision_limit_exceeded",
+                       f"step {t}: a sampling decision needed more random bits than the sampler's cap")
+            raise
+        except EvaluationBudgetExceeded:
+            budget = arguments.evaluation_budget
+            limit = (f"its evaluation budget of {budget} evaluations (planner bound on this probability: "
+                     f"{sp.budget_exceed_probability:.3g})" if budget is not None else
+                     "the sampler's machine limit of 10^15 evaluations (evaluation_budget = \"none\")")
+            self._fail(t, "evaluation_budget_exceeded", f"step {t} needed more than {limit}")
+            raise EvaluationBudgetExceeded(
+                f"step {t} exceeded its evaluation budget of {budget}; the deployment is now failed"
+            ) from None
+        fault_point("step:noise_drawn")
+        return pending
 
     def _check_can_step(self) -> None:
         if self._lock_fd is None:
@@ -574,5 +574,4 @@ class Deployment:
         b = self._body
         self._write({**b, "status": "failed", "pending_step": None, "secret": self._secret(),
                      "failure": {"step": t, "kind": kind, "reason": reason}})
-        self._gtm.failed = True
         logger.warning("deployment %s failed at step %d (%s)", self._path, t, kind)

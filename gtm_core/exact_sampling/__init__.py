@@ -60,10 +60,12 @@ from .step import (
     PoissonMean,
     SharedNoise,
     StepOutcome,
+    check_tau2,
     draw_count,
     exact_step,
     fed_count,
     halts,
+    purification_crossover,
     step_kwargs,
 )
 
@@ -90,6 +92,8 @@ __all__ = [
     "SharedNoise",
     "PoissonMean",
     "StepOutcome",
+    "check_tau2",
+    "purification_crossover",
     "draw_count",
     "fed_count",
     "halts",

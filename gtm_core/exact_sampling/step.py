@@ -32,6 +32,8 @@ from .poisson import bernoulli_count, poisson_inverse
 
 __all__ = [
     "MAX_UNBUDGETED_COUNT",
+    "check_tau2",
+    "purification_crossover",
     "SharedNoise",
     "PoissonMean",
     "StepOutcome",
@@ -96,7 +98,8 @@ class PoissonMean(LazyReal):
             return arb(self.rho) * (arb(self.eps_t) * z).exp()
 
 
-def _check_tau2(tau2, eps_t: float) -> float:
+def check_tau2(tau2, eps_t: float) -> float:
+    """tau_{2,t} > 0 as a float; tau_{2,t} = inf (no per-step noise) only when eps_t = 0."""
     if isinstance(tau2, bool) or not isinstance(tau2, numbers.Real):
         raise InvalidParameter(f"tau2 must be > 0, got {tau2!r}")
     try:
@@ -119,7 +122,7 @@ def draw_count(noise: SharedNoise, source: BitSource, *, eps_t: float, tau2: flo
     The returned N_t is a secret.
     """
     eps_t = check_nonnegative("eps_t", eps_t)
-    tau2 = _check_tau2(tau2, eps_t)
+    tau2 = check_tau2(tau2, eps_t)
     rho = check_positive("rho", rho)
     s = check_direction("s", s)
     limit = MAX_UNBUDGETED_COUNT if budget is None else check_nonnegative_int("evaluation_budget", budget)
@@ -137,10 +140,9 @@ def fed_count(k_raw: int, n: int, *, phi: float, s: int, source: BitSource) -> i
     probability phi, so k_raw - Bin(k_raw, phi) + Bin(n - k_raw, phi)), then negation for the
     flipped variant (s = -1: K = n - K). Same law as flipping each evaluation (the n
     evaluations are exchangeable and the flips independent of them)."""
-    n = check_nonnegative_int("n", n)
-    k_raw = check_nonnegative_int("k", k_raw)
-    if k_raw > n:
-        raise MechanismError(f"the mechanism reported {k_raw} positive outputs out of {n} evaluations")
+    if not (_is_count(n) and _is_count(k_raw) and k_raw <= n):  # values not shown: N_t, K_t are secrets
+        raise MechanismError("the reported count of positive outputs is not an integer in [0, evaluations]")
+    n, k_raw = int(n), int(k_raw)
     phi = check_probability("phi", phi)
     if not phi <= 0.5:
         raise InvalidParameter(f"phi must be in [0, 1/2], got {phi!r}")
@@ -148,6 +150,15 @@ def fed_count(k_raw: int, n: int, *, phi: float, s: int, source: BitSource) -> i
     if phi > 0:
         k = k_raw - bernoulli_count(phi, k_raw, source) + bernoulli_count(phi, n - k_raw, source)
     return n - k if check_direction("s", s) == -1 else k
+
+
+def _is_count(x) -> bool:
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool) and int(x) >= 0
+
+
+def purification_crossover(sp) -> float:
+    """phi_t of Lemma 24 when step sp.t is purified (delta_t > 0), else 0 (no flips)."""
+    return sp.phi if sp.delta_t > 0 else 0.0
 
 
 def halts(k: int, c: int, s: int) -> bool:
@@ -187,5 +198,5 @@ def exact_step(noise: SharedNoise, source: BitSource, count_positive: Callable[[
 def step_kwargs(sp) -> dict:
     """The plan numbers :func:`exact_step` takes, from a :class:`gtm_core.planners.StepPlan`."""
     return {"eps_t": sp.eps_t, "tau2": sp.tau2, "c": sp.c, "rho": sp.rho, "s": sp.s,
-            "phi": sp.phi if sp.delta_t > 0 else 0.0, "budget": sp.evaluation_budget}
+            "phi": purification_crossover(sp), "budget": sp.evaluation_budget}
 

@@ -178,7 +178,7 @@ def test_rng_type_checked():
 
 
 def test_public_phases_reproduce_step_draw_for_draw():
-    from gtm_core.reference import GTM, BernoulliMechanism, count_positive
+    from gtm_core.reference import GTM, BernoulliMechanism, StepArguments, count_positive
 
     args = dict(eps_t=0.1, tau2=3.0, c=4, rho=2.0, s=1)
     whole, phased = GTM(np.random.default_rng(11)), GTM(np.random.default_rng(11))
@@ -188,10 +188,9 @@ def test_public_phases_reproduce_step_draw_for_draw():
     for _ in range(5):
         m1, m2 = BernoulliMechanism(0.3, whole._rng), BernoulliMechanism(0.3, phased._rng)
         a = whole.step(m1, None, **args)
-        eps_t, tau2, c, rho, s, budget = phased.check_step(m2, args["eps_t"], args["tau2"], args["c"],
-                                                           args["rho"], args["s"], None)
-        n = phased.draw_count(eps_t, tau2, rho, s, budget)
-        b = phased.decide(count_positive(m2, None, n), c, s)
+        pending = phased.begin_step(StepArguments(**args))
+        assert "evaluations" not in repr(pending)  # N_t is hidden
+        b = phased.finish_step(pending, lambda n: count_positive(m2, None, n))
         assert a == b and whole.steps_taken == phased.steps_taken
         if whole.halted:
             break
@@ -213,3 +212,157 @@ def test_secret_eta1_before_init_is_refused():
         GTM(np.random.default_rng(0)).secret_eta1_bits()
     with pytest.raises(HaltedError):
         GTM(np.random.default_rng(0), sampler="float").secret_eta1()
+
+
+# --- one step sequence: begin_step -> PendingStep -> finish_step -----------------------------
+
+
+def _initialised(seed=0):
+    from gtm_core.reference import GTM
+
+    g = GTM(np.random.default_rng(seed))
+    g.init(3.0, 13.0)
+    return g
+
+
+def test_a_pending_step_is_finished_once_and_blocks_the_next():
+    from gtm_core.reference import StepArguments
+
+    g = _initialised()
+    args = StepArguments(eps_t=0.1, tau2=3.0, c=4, rho=2.0, s=1)
+    pending = g.begin_step(args)
+    assert pending.t == 1 == g.steps_taken and pending.arguments is args
+    with pytest.raises(HaltedError, match="pending"):
+        g.begin_step(args)
+    g.finish_step(pending, lambda n: 0)
+    with pytest.raises(HaltedError, match="once"):
+        g.finish_step(pending, lambda n: 0)
+    with pytest.raises(HaltedError, match="once"):  # a forged pending step
+        g.finish_step(type(pending)(2, args, 5), lambda n: 0)
+
+
+@pytest.mark.parametrize("fault", [RuntimeError, KeyboardInterrupt])
+def test_any_exception_of_the_evaluation_fails_the_gtm(fault):
+    from gtm_core.reference import StepArguments
+
+    g = _initialised()
+    pending = g.begin_step(StepArguments(0.1, 3.0, 4, 2.0, 1))
+
+    def count(n):
+        raise fault("boom")
+
+    with pytest.raises(fault):
+        g.finish_step(pending, count)
+    assert g.failed and "failed" in repr(g)
+    with pytest.raises(HaltedError, match="failed"):
+        g.begin_step(StepArguments(0.1, 3.0, 4, 2.0, 1))
+
+
+def test_a_reported_count_above_n_fails_the_gtm():
+    from gtm_core.reference import StepArguments
+
+    g = _initialised()
+    pending = g.begin_step(StepArguments(0.1, 3.0, 4, 2.0, 1))
+    with pytest.raises(MechanismError):
+        g.finish_step(pending, lambda n: n + 1)
+    assert g.failed
+
+
+def test_the_count_transform_negates_and_purifies():
+    """negate: K_t = N_t - k (the flipped variant); phi = 1/2: K_t ~ Bin(N_t, 1/2) whatever k
+    (seeded; N_t ~ Po(50), so Pr[K_t = 0] ~ 2^-50)."""
+    from gtm_core.reference import StepArguments
+
+    g = _initialised(3)
+    pending = g.begin_step(StepArguments(0.0, 3.0, 0, 50.0, -1, negate=True))
+    assert pending.evaluations > 0
+    # s = -1 halts iff K_t <= c = 0: negated, iff every original output was +1
+    assert g.finish_step(pending, lambda n: n) == -1 and g.halted
+    g = _initialised(4)
+    pending = g.begin_step(StepArguments(0.0, 3.0, 0, 50.0, 1))
+    assert g.finish_step(pending, lambda n: 0) == -1  # K_t = 0 <= c: continue
+    pending = g.begin_step(StepArguments(0.0, 3.0, 0, 50.0, 1, phi=0.5))
+    assert g.finish_step(pending, lambda n: 0) == 1 and g.halted  # purified: K_t > 0
+
+
+@pytest.mark.parametrize("field, value", [("eps_t", -1.0), ("tau2", 0.0), ("tau2", "3"), ("c", -1),
+                                          ("rho", 0.0), ("s", 0), ("evaluation_budget", -2),
+                                          ("phi", 0.6), ("phi", -0.1), ("negate", 1)])
+def test_step_arguments_are_checked_when_built(field, value):
+    from gtm_core.reference import StepArguments
+
+    kw = dict(eps_t=0.1, tau2=3.0, c=4, rho=2.0, s=1)
+    kw[field] = value
+    with pytest.raises(InvalidParameter, match=field):
+        StepArguments(**kw)
+
+
+def test_tau2_inf_only_without_privacy_noise():
+    from gtm_core.reference import StepArguments
+
+    assert StepArguments(0.0, math.inf, 1, 2.0, 1).tau2 == math.inf
+    with pytest.raises(InvalidParameter, match="tau2"):
+        StepArguments(0.1, math.inf, 1, 2.0, 1)
+
+
+def test_the_float_path_refuses_purification_on_the_count():
+    from gtm_core.reference import GTM, StepArguments
+
+    g = GTM(np.random.default_rng(0), sampler="float")
+    g.init(3.0, 13.0)
+    with pytest.raises(InvalidParameter, match="phi"):
+        g.begin_step(StepArguments(0.1, 3.0, 4, 2.0, 1, phi=0.1))
+
+
+def test_one_rng_or_seed_rule():
+    from gtm_core.exact_sampling import GeneratorBits, SeededBits, SystemBits
+    from gtm_core.reference import randomness
+
+    source, seeded = randomness()
+    assert isinstance(source, SystemBits) and not seeded
+    source, seeded = randomness(seed=3)
+    assert isinstance(source, SeededBits) and seeded
+    source, seeded = randomness(np.random.default_rng(1))
+    assert isinstance(source, GeneratorBits) and seeded
+    assert randomness(SystemBits()) [1] is False and randomness(SeededBits(1))[1] is True
+    gen = np.random.default_rng(2)
+    assert randomness(gen, sampler="float") == (gen, True)
+    rng, seeded = randomness(seed=5, sampler="float")
+    assert isinstance(rng, np.random.Generator) and seeded
+    assert randomness(sampler="float")[1] is False
+    for kw in ({"rng": np.random.default_rng(0), "seed": 1}, {"rng": 42}, {"seed": -1}, {"seed": True},
+               {"rng": SystemBits(), "sampler": "float"}, {"sampler": "fast"}):
+        with pytest.raises(InvalidParameter):
+            randomness(**kw)
+
+
+def test_reference_runs_are_unchanged_draw_for_draw():
+    """GTMRun and a GTM driven through begin_step / finish_step give the same outcomes and
+    counts for the same seed (GTMRun adds nothing to the sequence)."""
+    from gtm_core.reference import StepArguments, count_positive
+
+    from gtm_core.exact_sampling import SeededBits
+    from gtm_core.reference import GTM
+
+    p = plan()
+    run = GTMRun(p, seed=7)
+    g = GTM(SeededBits(7))
+    g.init(p.tau1, p.mu1)
+    for t in range(1, 6):
+        sp = p.step(t)
+        m1, m2 = BernoulliMechanism(0.2, np.random.default_rng(t)), BernoulliMechanism(0.2, np.random.default_rng(t))
+        halted = run.step(m1)
+        pending = g.begin_step(StepArguments.planned(sp, p.enforced_budget(sp)))
+        a = g.finish_step(pending, lambda n: count_positive(m2, None, n))
+        assert halted == (a == sp.s) and run.evaluation_counts()[-1] == pending.evaluations
+        if halted:
+            break
+
+
+def test_float_path_lambda_beyond_the_sampler_fails_the_gtm():
+    from gtm_core.reference import GTM
+
+    g = GTM.restore(np.random.default_rng(0), eta1=0.0, mu1=13.0, steps_taken=0)
+    with pytest.raises(EvaluationBudgetExceeded, match="too large"):
+        g.step(lambda x: 1, None, 10.0, 1e-300, 4, 1e300, 1)  # lambda_t = rho e^{eps mu_1} ~ 1e356
+    assert g.failed

@@ -443,7 +443,7 @@ def test_command_mechanism_reads_outputs_and_is_killed_after():
 
 
 @pytest.mark.parametrize("body, match", [
-    ("print(1)", "ended after 1"),
+    ("print(1)", "failed to print all the outputs it was asked for"),
     ("print('yes')", "not \\+1 or -1"),
     ("import time; time.sleep(30)", "time limit"),
 ])
@@ -482,8 +482,8 @@ def test_deployment_with_command_mechanism_and_timeout(state):
 
 
 def _budget_exceed_count(plan, sp, budget, n, seed):
-    """Phase 1 of the deployment's step (GTM.draw_count, the code the deployment runs) n times."""
-    from gtm_core.reference import GTM
+    """The draw of the deployment's step (GTM.begin_step, the code the deployment runs) n times."""
+    from gtm_core.reference import GTM, StepArguments
 
     rng = np.random.default_rng(seed)
     exceeded = 0
@@ -491,7 +491,7 @@ def _budget_exceed_count(plan, sp, budget, n, seed):
         g = GTM(rng)
         g.init(plan.tau1, plan.mu1)
         try:
-            g.draw_count(sp.eps_t, sp.tau2, sp.rho, sp.s, budget)
+            g.begin_step(StepArguments.planned(sp, budget))
         except EvaluationBudgetExceeded:
             exceeded += 1
     return exceeded
