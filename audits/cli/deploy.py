@@ -124,7 +124,8 @@ _key_option = click.option("--key", "key_path", default=None, metavar="PATH",
 _generation_check_option = click.option(
     "--generation-check", "generation_check", default=None, metavar="CMD",
     help="external rollback check: 'CMD check ID GEN' before stepping (non-zero exit refuses), "
-         "'CMD record ID GEN' after every step (examples/generation_check.sh)")
+         "'CMD record ID GEN+1' before (write-ahead) and 'CMD record ID GEN' after every step "
+         "(examples/generation_check.sh)")
 _json_option = click.option("--json", "json_path", default=None, metavar="PATH",
                             help="write the machine-readable result here")
 
@@ -273,6 +274,8 @@ def _run_steps(dep, steps, mechanism_cmd, bernoulli, mech_rng, timeout, ran, che
             return (f"note: the horizon of {dep.config.stream.horizon} steps was reached after "
                     f"{len(ran)} of the {steps} steps asked for")
         t = dep.next_step
+        if check is not None:  # write-ahead: the log refuses the pre-step state before it is superseded
+            check.reserve(dep.deployment_id, dep.generation)
         if mechanism_cmd is not None:
             mech = CommandMechanism(mechanism_cmd, step=t, time_limit=timeout)
         else:
