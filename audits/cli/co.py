@@ -3,7 +3,7 @@
 * ``run CONFIG --stream FILE [--json PATH] [--state PATH [--generation-check CMD]]`` releases Y_t per
   update as JSON lines; ``--state`` is locked, authenticated (``STATE.key``) and link-resolved like a
   ``gtm deploy`` state.
-* ``bench [--quick] [--out DIR]`` runs BatchToCO and the baselines on the bundled streams.
+* ``bench [--quick] [--out DIR] [--json PATH]`` runs BatchToCO and the baselines on the bundled streams.
 * ``ledger CONFIG --horizon T`` certifies the configuration's Lemma 38 budget in arb balls (exit 1 if not).
 * ``witness`` prints the exact privacy loss of BatchToCO and its broken variants on a tiny stream.
 """
@@ -179,11 +179,13 @@ def _doc(config, stream, entropy: str, released, *, pending):
 @click.option("--out", "out_dir", default="co_bench", help="output folder (JSON, Markdown, plots)")
 @click.option("--seeds", type=int, default=None, help="runs per stream (default: per-stream preset)")
 @click.option("--config", "config_path", default=None, help="a [co] configuration (default: the built-in one)")
+@click.option("--json", "json_path", default=None, help="also write the results (the co_bench.json payload) here")
 @guard
-def bench_cmd(quick, long_stream, out_dir, seeds, config_path):
+def bench_cmd(quick, long_stream, out_dir, seeds, config_path, json_path):
     """BatchToCO against recompute-every-step (basic / advanced composition) and a doubling schedule."""
     from ..bench.co import markdown, run_bench, stderr_progress
 
+    out_json = check_writable(json_path, protected=(config_path,))
     config = COConfig.load(config_path) if config_path else COConfig()
     if seeds is not None and seeds < 1:
         raise UsageFailure(f"--seeds must be >= 1, got {seeds}")
@@ -192,6 +194,7 @@ def bench_cmd(quick, long_stream, out_dir, seeds, config_path):
         raise UsageFailure(f"--out is not a directory: {out_dir!r}")
     payload = run_bench(config, quick=quick, out_dir=out, progress=stderr_progress, long_stream=long_stream,
                         seeds_override=seeds)
+    write_json(out_json, payload)
     click.echo(markdown(payload))
 
 

@@ -131,11 +131,12 @@ def test_witness_verb_reports_the_unnoised_variant(tmp_path):
 
 @pytest.mark.slow
 def test_bench_quick_writes_json_markdown_and_plots(tmp_path):
-    r = _run(["co", "bench", "--quick", "--seeds", "2", "--out", str(tmp_path / "b")])
+    r = _run(["co", "bench", "--quick", "--seeds", "2", "--out", str(tmp_path / "b"), "--json", str(tmp_path / "r.json")])
     assert r.exit_code == 0, r.output
     for name in ("co_bench.json", "co_bench.md", "co_error.png", "co_calls.png", "co_checkpoints.png"):
         assert (tmp_path / "b" / name).exists()
     data = json.loads((tmp_path / "b" / "co_bench.json").read_text())
+    assert json.loads((tmp_path / "r.json").read_text()) == data
     assert {s["stream"] for s in data["streams"]} >= {"karate", "les_miserables"}
 
 
@@ -227,3 +228,19 @@ def test_generation_check_needs_state(tmp_path):
     cfg, st = _files(tmp_path)
     r = _run(["co", "run", str(cfg), "--stream", str(st), "--generation-check", "true"])
     assert r.exit_code == 2 and "--state" in r.stderr
+
+
+def test_bench_json_writes_the_payload(tmp_path, monkeypatch):
+    """`gtm co bench --json PATH` (the wiring; the slow test above runs the real bench)."""
+    from audits.bench import co as bench
+
+    payload = {"streams": [{"stream": "karate", "rows": [1.5, float("inf")]}]}
+    monkeypatch.setattr(bench, "run_bench", lambda config, **kw: payload)
+    monkeypatch.setattr(bench, "markdown", lambda p: "# co bench")
+    out = tmp_path / "r.json"
+    r = _run(["co", "bench", "--out", str(tmp_path / "b"), "--json", str(out)])
+    assert r.exit_code == 0 and "# co bench" in r.stdout
+    assert json.loads(out.read_text()) == {"streams": [{"stream": "karate", "rows": [1.5, "inf"]}]}
+    cfg, _ = _files(tmp_path)
+    r = _run(["co", "bench", "--config", str(cfg), "--json", str(cfg)])  # never over an input, before any work
+    assert r.exit_code == 2 and "would overwrite" in r.stderr
