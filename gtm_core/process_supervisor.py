@@ -12,8 +12,11 @@ mechanisms) through this small program, so that the command's *whole process tre
    leaves behind are re-parented to the supervisor, not to init, so the supervisor reaps them and
    no zombie outlives the group;
 4. on SIGTERM, SIGINT or SIGHUP, and when the command exits, it SIGKILLs every other member of
-   its process group (found through ``/proc``), reaps them, and exits with the command's exit
-   code (128 + signal number if a signal ended it).
+   its process group **and every descendant** (found through ``/proc``: the ``ppid`` tree below
+   the supervisor), reaps them, and exits with the command's exit code (128 + signal number if a
+   signal ended it). Descendants matter because a child that calls ``setsid`` leaves the process
+   group; as a subreaper the supervisor stays its ancestor (orphans are re-parented to it), so
+   it is still found and killed.
 
 Standard input, output and error are inherited unchanged, so the protocol bytes pass through
 untouched.
@@ -60,6 +63,29 @@ def group_members(pgid: int, *, exclude: int | None = None) -> list[int]:
     return members
 
 
+def descendants(root: int) -> list[int]:
+    """Live (non-zombie) descendants of ``root`` (children, their children, ...), from ``/proc``."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2:].split()
+        if len(fields) > 1 and fields[0] != b"Z":
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    out, todo = [], list(children.get(root, ()))
+    while todo:
+        pid = todo.pop()
+        if pid != root and pid not in out:
+            out.append(pid)
+            todo.extend(children.get(pid, ()))
+    return out
+
+
 def reap_children() -> None:
     """Reap every child that has already exited (non-blocking)."""
     while True:
@@ -72,10 +98,11 @@ def reap_children() -> None:
 
 
 def terminate_group(code: int = 137) -> None:
-    """SIGKILL and reap every other member of this supervisor's group, then exit with ``code``."""
+    """SIGKILL and reap every other member of this supervisor's group and every descendant of the
+    supervisor (also those that left the group with ``setsid``), then exit with ``code``."""
     me, pgid = os.getpid(), os.getpgid(0)
     for _ in range(200):
-        members = group_members(pgid, exclude=me)
+        members = sorted(set(group_members(pgid, exclude=me)) | set(descendants(me)))
         for pid in members:
             try:
                 os.kill(pid, signal.SIGKILL)
