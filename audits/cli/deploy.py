@@ -25,7 +25,13 @@ import click
 
 from gtm_core import GTMConfig
 from gtm_core.deployment import CommandMechanism, Deployment, GenerationCheck, check_time_limit
-from gtm_core.deployment.state import bind_certificate, certificate_record, read_certificate
+from gtm_core.deployment.state import (
+    bind_certificate,
+    certificate_record,
+    read_certificate,
+    read_only_status,
+    state_is_read_only,
+)
 from gtm_core.errors import CheckFailed, InvalidParameter, UnsupportedConfiguration
 from gtm_core.reference import NOT_FOR_DEPLOYMENT, BernoulliMechanism, default_rng
 from gtm_core.validation import check_probability
@@ -67,6 +73,11 @@ def status_text(s: dict) -> str:
                  f"updated {s['updated_utc']}")
     if s["seeded"]:
         lines.append(f"  note: {NOT_FOR_DEPLOYMENT}")
+    if "pending_step" in s:
+        lines.append("  read-only view: nothing was recovered or written")
+        if s["pending_step"] is not None:
+            lines.append(f"  step {s['pending_step']} was pending: the process running it died; the next writable "
+                         "open records the deployment as failed (crashed_during_step)")
     return "\n".join(lines)
 
 
@@ -205,10 +216,14 @@ def init_cmd(state, config_arg, config_path, certificate_path, public_key_path, 
 @_json_option
 @guard
 def status_cmd(state, key_path, json_path):
-    """Show the public status of the deployment at STATE (recovers a crashed step as failed)."""
+    """Show the public status of the deployment at STATE (recovers a crashed step as failed; on a
+    read-only file system, a read-only view that recovers nothing)."""
     out = check_writable(json_path, **deployment_files(state, key_path))
-    with Deployment.open(state, key_path=key_path) as dep:
-        s = {**dep.status_dict(), "certificate": read_certificate(dep.path, key_path)}
+    if state_is_read_only(state, key_path):  # no lock file can be created: a read-only view
+        s = read_only_status(state, key_path)
+    else:
+        with Deployment.open(state, key_path=key_path) as dep:
+            s = {**dep.status_dict(), "certificate": read_certificate(dep.path, key_path)}
     click.echo(status_text(s))
     write_json(out, s)
 

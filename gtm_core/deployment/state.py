@@ -19,10 +19,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from ..errors import InvalidParameter, StateError
+from ..config import GTMConfig
+from ..errors import GTMError, InvalidParameter, StateError
 from ..exact_sampling import LazyUniform, SystemBits
 from ..files import TEMPORARY_SUFFIX, write_atomic
-from ..planners import Plan
+from ..planners import Plan, make_plan, uncached_step_plan
+from ..reference import NOT_FOR_DEPLOYMENT
 
 
 STATE_FORMAT = "gtm-deployment-state"
@@ -314,9 +316,9 @@ def resolve_state_paths(path, key_path=None) -> tuple[Path, Path, Path]:
     return p, k, Path(str(p) + ".lock")
 
 
-def _flock(fd: int, path: Path, in_use: str) -> None:
+def _flock(fd: int, path: Path, in_use: str, *, shared: bool = False) -> None:
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
     except OSError as exc:
         os.close(fd)
         if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
@@ -338,17 +340,19 @@ def lock_state(lock_path: Path, what: str = "deployment") -> int:
     return fd
 
 
-def lock_key_file(key_path: Path, what: str = "deployment") -> int:
+def lock_key_file(key_path: Path, what: str = "deployment", *, shared: bool = False) -> int:
     """An exclusive ``flock`` on the key file too: it is written once and never replaced or
     renamed, so deleting or recreating ``STATE.lock`` while a run is open cannot let a second
-    process in. Opened read-only (a read-only file system still locks)."""
+    process in. Opened read-only (a read-only file system still locks); ``shared=True`` is a
+    reader's lock (refused while a writer holds the exclusive one)."""
     try:
         fd = os.open(key_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except FileNotFoundError:
         raise StateError(f"key file not found: {str(key_path)!r}") from None
     except OSError as exc:
         raise StateError(f"cannot open key file {str(key_path)!r}: {exc.strerror}") from None
-    _flock(fd, key_path, f"the {what} of key file {str(key_path)!r} is in use by another process or handle")
+    _flock(fd, key_path, f"the {what} of key file {str(key_path)!r} is in use by another process or handle",
+           shared=shared)
     return fd
 
 
@@ -432,3 +436,89 @@ def read_certificate(path, key_path=None) -> dict | None:
     body = read_sealed(path, read_key(key_path))
     validate_body(body, repr(str(path)))
     return certificate_of(body)
+
+
+# -- the public status, and a read-only view of it ------------------------------------------------
+
+
+def status_of(path: Path, body: dict, config: GTMConfig, plan: Plan) -> dict:
+    """Everything public about a deployment (no eta_1, N_t, K_t or evaluation counts): the status
+    of :meth:`gtm_core.deployment.Deployment.status_dict`."""
+    b = body
+    done = b["steps_done"]
+    horizon = config.stream.horizon
+    f = b["failure"]
+    out = {
+        "state_file": str(path),
+        "deployment_id": b["deployment_id"],
+        "status": b["status"],
+        "steps_done": done,
+        "next_step": None if b["status"] != "running" or done >= horizon else done + 1,
+        "horizon": horizon,
+        "horizon_reached": b["status"] == "running" and done >= horizon,
+        "halted_at": b["halted_at"],
+        "failure": None if f is None else dict(f),
+        "transcript": [list(r) for r in b["transcript"]],
+        "config_sha256": b["config_sha256"],
+        "plan": dict(b["plan"]),
+        "privacy": plan.privacy_statement(),
+        "privacy_delta": plan.privacy_delta(),
+        "seeded": b["seeded"],
+        "note": NOT_FOR_DEPLOYMENT if b["seeded"] else None,
+        "generation": b["generation"],
+        "created_utc": b["created_utc"],
+        "updated_utc": b["updated_utc"],
+    }
+    if out["next_step"] is not None:
+        sp = uncached_step_plan(config, done + 1)
+        out["next_step_plan"] = {
+            "t": sp.t, "s": sp.s, "c": sp.c, "eps_t": sp.eps_t, "p_star": sp.p_star,
+            "evaluation_budget": sp.evaluation_budget,
+            "evaluation_budget_enforced": plan.enforced_budget(sp) is not None,
+            "budget_exceed_probability": sp.budget_exceed_probability,
+        }
+    return out
+
+
+def state_is_read_only(path, key_path=None) -> bool:
+    """True if the state's directory cannot be written (a read-only file system or no write
+    permission): creating ``STATE.lock`` would fail, so only a read-only view is possible."""
+    real, _, _ = resolve_state_paths(path, key_path)
+    directory = real.parent
+    try:
+        if os.statvfs(directory).f_flag & os.ST_RDONLY:
+            return True
+    except OSError:
+        return False
+    return not os.access(directory, os.W_OK | os.X_OK)
+
+
+def read_only_status(path, key_path=None) -> dict:
+    """The public status of the deployment at ``path`` without writing anything (no lock file is
+    created): a shared ``flock`` on the key file (refused while a process has the deployment
+    open), then the checks of :meth:`Deployment.open`. A step found pending is reported
+    (``pending_step``), not recovered: the next writable open records it as failed."""
+    path, key_path, _ = resolve_state_paths(path, key_path)
+    if not os.path.lexists(path):
+        raise StateError(f"no deployment state at {str(path)!r}")
+    fd = lock_key_file(key_path, shared=True)
+    try:
+        where = repr(str(path))
+        body = read_sealed(path, read_key(key_path))
+        validate_body(body, where)
+        try:
+            config = GTMConfig.from_dict(body["config"])
+        except GTMError:
+            raise StateError(f"state file {where} holds an invalid configuration") from None
+        if config.digest() != body["config_sha256"]:
+            raise StateError(f"state file {where}: configuration does not match its SHA-256")
+        plan = make_plan(config)
+        if "evaluation_budget" not in body["plan"]:
+            raise StateError(f"state file {where} {OLD_BUDGET_POLICY_REFUSAL}")
+        if plan_identity(plan) != body["plan"]:
+            raise StateError(f"state file {where}: this version of gtm plans the configuration differently "
+                             "(tau1/mu1/epsilon changed)")
+        return {**status_of(path, body, config, plan), "certificate": certificate_of(body),
+                "pending_step": body["pending_step"]}
+    finally:
+        os.close(fd)
