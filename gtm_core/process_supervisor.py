@@ -46,26 +46,9 @@ def prctl(option: int, value: int) -> None:
         pass
 
 
-def group_members(pgid: int, *, exclude: int | None = None) -> list[int]:
-    """Live (non-zombie) processes of process group ``pgid``, from ``/proc``."""
-    members = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == exclude:
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2:].split()
-        if len(fields) > 2 and fields[0] != b"Z" and int(fields[2]) == pgid:
-            members.append(int(entry))
-    return members
-
-
-def descendants(root: int) -> list[int]:
-    """Live (non-zombie) descendants of ``root`` (children, their children, ...), from ``/proc``."""
-    children: dict[int, list[int]] = {}
+def live_processes() -> dict[int, tuple[int, int]]:
+    """``{pid: (ppid, pgid)}`` of every live (non-zombie) process, from one pass over ``/proc``."""
+    out = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -75,8 +58,23 @@ def descendants(root: int) -> list[int]:
         except OSError:
             continue
         fields = stat[stat.rfind(b")") + 2:].split()
-        if len(fields) > 1 and fields[0] != b"Z":
-            children.setdefault(int(fields[1]), []).append(int(entry))
+        if len(fields) > 2 and fields[0] != b"Z":
+            out[int(entry)] = (int(fields[1]), int(fields[2]))
+    return out
+
+
+def group_members(pgid: int, *, exclude: int | None = None, table: dict | None = None) -> list[int]:
+    """Live (non-zombie) processes of process group ``pgid``, from ``/proc``."""
+    table = live_processes() if table is None else table
+    return [pid for pid, (_, g) in table.items() if g == pgid and pid != exclude]
+
+
+def descendants(root: int, *, table: dict | None = None) -> list[int]:
+    """Live (non-zombie) descendants of ``root`` (children, their children, ...), from ``/proc``."""
+    table = live_processes() if table is None else table
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
     out, todo = [], list(children.get(root, ()))
     while todo:
         pid = todo.pop()
@@ -102,7 +100,8 @@ def terminate_group(code: int = 137) -> None:
     supervisor (also those that left the group with ``setsid``), then exit with ``code``."""
     me, pgid = os.getpid(), os.getpgid(0)
     for _ in range(200):
-        members = sorted(set(group_members(pgid, exclude=me)) | set(descendants(me)))
+        table = live_processes()
+        members = sorted(set(group_members(pgid, exclude=me, table=table)) | set(descendants(me, table=table)))
         for pid in members:
             try:
                 os.kill(pid, signal.SIGKILL)
