@@ -14,8 +14,11 @@ mechanisms) through this small program, so that the command's *whole process tre
 4. if the parent asked for it (a descriptor named by ``GTM_SUPERVISOR_START_FD``), it reports
    there whether the command's program could be executed ("started") or not ("failed: REASON");
 5. on SIGTERM, SIGINT or SIGHUP, and when the command exits, it SIGKILLs every other member of
-   its process group (found through ``/proc``), reaps them, and exits with the command's exit
-   code (128 + signal number if a signal ended it).
+   its process group **and every descendant** (found through ``/proc``: the ``ppid`` tree below
+   the supervisor), reaps them, and exits with the command's exit code (128 + signal number if a
+   signal ended it). Descendants matter because a child that calls ``setsid`` leaves the process
+   group; as a subreaper the supervisor stays its ancestor (orphans are re-parented to it), so
+   it is still found and killed.
 
 Standard input, output and error are inherited unchanged, so the protocol bytes pass through
 untouched.
@@ -47,11 +50,11 @@ def prctl(option: int, value: int) -> None:
         pass
 
 
-def group_members(pgid: int, *, exclude: int | None = None) -> list[int]:
-    """Live (non-zombie) processes of process group ``pgid``, from ``/proc``."""
-    members = []
+def live_processes() -> dict[int, tuple[int, int]]:
+    """``{pid: (ppid, pgid)}`` of every live (non-zombie) process, from one pass over ``/proc``."""
+    out = {}
     for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == exclude:
+        if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat", "rb") as fh:
@@ -59,9 +62,30 @@ def group_members(pgid: int, *, exclude: int | None = None) -> list[int]:
         except OSError:
             continue
         fields = stat[stat.rfind(b")") + 2:].split()
-        if len(fields) > 2 and fields[0] != b"Z" and int(fields[2]) == pgid:
-            members.append(int(entry))
-    return members
+        if len(fields) > 2 and fields[0] != b"Z":
+            out[int(entry)] = (int(fields[1]), int(fields[2]))
+    return out
+
+
+def group_members(pgid: int, *, exclude: int | None = None, table: dict | None = None) -> list[int]:
+    """Live (non-zombie) processes of process group ``pgid``, from ``/proc``."""
+    table = live_processes() if table is None else table
+    return [pid for pid, (_, g) in table.items() if g == pgid and pid != exclude]
+
+
+def descendants(root: int, *, table: dict | None = None) -> list[int]:
+    """Live (non-zombie) descendants of ``root`` (children, their children, ...), from ``/proc``."""
+    table = live_processes() if table is None else table
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    out, todo = [], list(children.get(root, ()))
+    while todo:
+        pid = todo.pop()
+        if pid != root and pid not in out:
+            out.append(pid)
+            todo.extend(children.get(pid, ()))
+    return out
 
 
 def reap_children() -> None:
@@ -76,10 +100,12 @@ def reap_children() -> None:
 
 
 def terminate_group(code: int = 137) -> None:
-    """SIGKILL and reap every other member of this supervisor's group, then exit with ``code``."""
+    """SIGKILL and reap every other member of this supervisor's group and every descendant of the
+    supervisor (also those that left the group with ``setsid``), then exit with ``code``."""
     me, pgid = os.getpid(), os.getpgid(0)
     for _ in range(200):
-        members = group_members(pgid, exclude=me)
+        table = live_processes()
+        members = sorted(set(group_members(pgid, exclude=me, table=table)) | set(descendants(me, table=table)))
         for pid in members:
             try:
                 os.kill(pid, signal.SIGKILL)

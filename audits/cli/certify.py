@@ -117,6 +117,7 @@ def command(config_path, horizon, quick, json_path, report_paths, seed, seconds,
             click.echo(f"valid: signed by key {doc['signature']['key_id'][:16]}; every planner number and "
                        f"deterministic claim re-derives, every witness is bound to the configuration{reran} "
                        f"({len(body['steps'])} steps, verdict {body['verdict']})")
+            click.echo(f"vouches for: config sha256 {body['config_sha256']}, horizon {body['horizon']}")
             raise click.exceptions.Exit(EXIT_OK)
         if result.status == "unsigned":
             why = result.problems[0] if result.problems else (

@@ -1,7 +1,9 @@
 """`gtm co run/bench/ledger/witness`: BatchToCO (Section 7) on insertion streams.
 
-* ``run CONFIG --stream FILE [--json PATH] [--state PATH]`` releases Y_t per update as JSON lines.
-* ``bench [--quick] [--out DIR]`` runs BatchToCO and the baselines on the bundled streams.
+* ``run CONFIG --stream FILE [--json PATH] [--state PATH [--generation-check CMD]]`` releases Y_t per
+  update as JSON lines; ``--state`` is locked, authenticated (``STATE.key``) and link-resolved like a
+  ``gtm deploy`` state.
+* ``bench [--quick] [--out DIR] [--json PATH]`` runs BatchToCO and the baselines on the bundled streams.
 * ``ledger CONFIG --horizon T`` certifies the configuration's Lemma 38 budget in arb balls (exit 1 if not).
 * ``witness`` prints the exact privacy loss of BatchToCO and its broken variants on a tiny stream.
 """
@@ -9,6 +11,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -20,6 +23,7 @@ from gtm_core.batchtoco.driver import BatchToCO
 from gtm_core.batchtoco.params import COConfig
 from gtm_core.batchtoco.problems import make_problem
 from gtm_core.batchtoco.streams import load_stream
+from gtm_core.deployment import GenerationCheck
 from gtm_core.errors import EvaluationBudgetExceeded, StateError
 
 from .common import EXIT_CHECK_FAILED, UsageFailure, check_writable, guard, write_json
@@ -42,59 +46,100 @@ def command():
 @click.argument("config_path", metavar="CONFIG")
 @click.option("--stream", "stream_path", required=True, help="stream file (JSON: vertices, edges)")
 @click.option("--json", "json_path", default=None, help="write a summary here")
-@click.option("--state", "state_path", default=None, help="persist the run here (crash-safe, resumable)")
+@click.option("--state", "state_path", default=None,
+              help="persist the run here (crash-safe, resumable; locked, authenticated with STATE.key, 0600)")
+@click.option("--generation-check", "generation_check", default=None, metavar="CMD",
+              help="with --state: external rollback check, as for gtm deploy step: 'CMD check ID GEN' on resume, "
+                   "'CMD record ID GEN+1' before and 'CMD record ID GEN' after every update")
 @guard
-def run_cmd(config_path, stream_path, json_path, state_path):
+def run_cmd(config_path, stream_path, json_path, state_path, generation_check):
     """Release Y_t after every update of the stream as JSON lines on stdout."""
-    out = check_writable(json_path, protected=(config_path, stream_path, state_path),
-                         protected_temporaries=(state_path,))
+    key_path = None if state_path is None else f"{state_path}.key"
+    out = check_writable(json_path, protected=(config_path, stream_path, state_path, key_path,
+                                               None if state_path is None else f"{state_path}.lock"),
+                         protected_temporaries=(state_path, key_path))
+    if generation_check is not None and state_path is None:
+        raise UsageFailure("--generation-check goes with --state")
+    check = None if generation_check is None else GenerationCheck.from_text(generation_check)
     config = COConfig.load(config_path)
     stream = load_stream(stream_path)
     problem = make_problem(config.problem, len(stream.vertices), config.k)
-    state = Path(state_path) if state_path else None
-    if state is not None:
+    if state_path is not None:
         check_writable(state_path, "--state", protected=(config_path, stream_path, json_path))
-    if state is not None and state.exists():
-        doc = persist.load(state)
-        if doc.get("config") != config.to_dict() or doc.get("vertices") != list(stream.vertices):
-            raise StateError(f"state file {str(state)!r} belongs to a different configuration or vertex set")
-        released = doc.get("released")
-        if not isinstance(released, list) or not isinstance(doc.get("entropy"), str):
-            raise StateError(f"state file {str(state)!r} is corrupted (missing released outputs or seed)")
-        seen = [list(e) if e is not None else None for e in stream.edges[: len(released)]]
-        if len(stream.edges) < len(released) or seen != doc.get("edges"):
-            raise StateError("the stream file does not extend the stream the state has already processed")
-        entropy = doc["entropy"]
-        algo = _replay(config, problem, stream, entropy, released, state)
-    else:
-        entropy = str(config.seed) if config.seed is not None else str(np.random.SeedSequence().entropy)
-        algo, released = BatchToCO(config, problem, _generator(entropy)), []
-    lines = []
+    run = None
     try:
-        for t in range(len(released) + 1, len(stream.edges) + 1):
-            e = stream.edges[t - 1]
-            if state is not None:
-                persist.save(state, _doc(config, stream, entropy, released, pending=t))
-            rec = algo.step(e)
-            line = {"t": rec.t, "solution": solution_label(problem, stream, rec.solution), "checkpoint": rec.checkpoint}
-            released.append(line)
-            if state is not None:
-                persist.save(state, _doc(config, stream, entropy, released, pending=None))
-            click.echo(json.dumps(line))
-            lines.append(line)
-    except EvaluationBudgetExceeded as exc:
-        if state is not None:  # a terminal failure, recorded; the update is never re-run
-            doc = _doc(config, stream, entropy, released, pending=None)
-            doc["failed"] = f"update {len(released) + 1}: evaluation budget exceeded"
-            persist.save(state, doc)
-        click.echo(f"gtm: run failed: {str(exc).splitlines()[0]}", err=True)
-        sys.exit(EXIT_CHECK_FAILED)
+        if state_path is not None and os.path.lexists(os.path.realpath(state_path)):
+            run = persist.RunState.open(state_path)
+            doc = run.body
+            where = repr(str(run.path))
+            if doc.get("config") != config.to_dict() or doc.get("vertices") != list(stream.vertices):
+                raise StateError(f"state file {where} belongs to a different configuration or vertex set")
+            released = doc.get("released")
+            if not isinstance(released, list) or not isinstance(doc.get("entropy"), str):
+                raise StateError(f"state file {where} is corrupted (missing released outputs or seed)")
+            seen = [list(e) if e is not None else None for e in stream.edges[: len(released)]]
+            if len(stream.edges) < len(released) or seen != doc.get("edges"):
+                raise StateError("the stream file does not extend the stream the state has already processed")
+            if check is not None:  # before any update: a rolled-back state is refused here
+                check.run("check", run.run_id, run.generation)
+            entropy = doc["entropy"]
+            algo = _replay(config, problem, stream, entropy, released, run.path)
+        else:
+            entropy = str(config.seed) if config.seed is not None else str(np.random.SeedSequence().entropy)
+            algo, released = BatchToCO(config, problem, _generator(entropy)), []
+            if state_path is not None:
+                run = persist.RunState.create(state_path, _doc(config, stream, entropy, released, pending=None))
+                if check is not None:
+                    check.run("record", run.run_id, run.generation)
+        lines = _run_updates(run, check, algo, config, problem, stream, entropy, released)
+    except BaseException:
+        if check is not None and run is not None and run.generation:
+            try:  # the log follows the state, also after a failure
+                check.run("record", run.run_id, run.generation)
+            except Exception:  # broad-except: the original error is re-raised below; a failed record must not mask it
+                pass
+        raise
+    finally:
+        if run is not None:
+            run.close()
     write_json(out, {"config": config.to_dict(), "stream": stream.name, "updates": len(stream.edges),
                      "released_this_call": len(lines), "checkpoints": [r["t"] for r in released if r["checkpoint"]],
                      "final_solution": released[-1]["solution"] if released else None,
                      "seeded": config.seed is not None,
                      "note": ("seeded generator: not for deployment; " if config.seed is not None else "")
                      + "float64 samplers (benchmark-grade, not a hardened deployment)"})
+
+
+def _run_updates(run, check, algo, config, problem, stream, entropy, released) -> list:
+    """Process the updates after ``released`` under the write-ahead protocol (module docstring of
+    :mod:`gtm_core.batchtoco.persist`); the lines released by this call."""
+    lines = []
+    try:
+        for t in range(len(released) + 1, len(stream.edges) + 1):
+            e = stream.edges[t - 1]
+            if run is not None:
+                if check is not None:  # write-ahead: the log refuses the pre-update state from now on
+                    check.reserve(run.run_id, run.generation)
+                run.save(_doc(config, stream, entropy, released, pending=t))
+            rec = algo.step(e)
+            line = {"t": rec.t, "solution": solution_label(problem, stream, rec.solution), "checkpoint": rec.checkpoint}
+            released.append(line)
+            if run is not None:
+                run.save(_doc(config, stream, entropy, released, pending=None))
+                if check is not None:
+                    check.run("record", run.run_id, run.generation)
+            click.echo(json.dumps(line))
+            lines.append(line)
+    except EvaluationBudgetExceeded as exc:
+        if run is not None:  # a terminal failure, recorded; the update is never re-run
+            doc = _doc(config, stream, entropy, released, pending=None)
+            doc["failed"] = f"update {len(released) + 1}: evaluation budget exceeded"
+            run.save(doc)
+            if check is not None:
+                check.run("record", run.run_id, run.generation)
+        click.echo(f"gtm: run failed: {str(exc).splitlines()[0]}", err=True)
+        sys.exit(EXIT_CHECK_FAILED)
+    return lines
 
 
 def _generator(entropy: str) -> np.random.Generator:
@@ -108,7 +153,7 @@ def _generator(entropy: str) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(value))
 
 
-def _replay(config, problem, stream, entropy: str, released: list, state: Path) -> BatchToCO:
+def _replay(config, problem, stream, entropy: str, released: list, state) -> BatchToCO:
     """Rebuild the run by replaying its processed updates from the stored seed (the same noise, drawn
     again deterministically); the replay must release exactly the stored outputs."""
     algo = BatchToCO(config, problem, _generator(entropy))
@@ -134,11 +179,13 @@ def _doc(config, stream, entropy: str, released, *, pending):
 @click.option("--out", "out_dir", default="co_bench", help="output folder (JSON, Markdown, plots)")
 @click.option("--seeds", type=int, default=None, help="runs per stream (default: per-stream preset)")
 @click.option("--config", "config_path", default=None, help="a [co] configuration (default: the built-in one)")
+@click.option("--json", "json_path", default=None, help="also write the results (the co_bench.json payload) here")
 @guard
-def bench_cmd(quick, long_stream, out_dir, seeds, config_path):
+def bench_cmd(quick, long_stream, out_dir, seeds, config_path, json_path):
     """BatchToCO against recompute-every-step (basic / advanced composition) and a doubling schedule."""
     from ..bench.co import markdown, run_bench, stderr_progress
 
+    out_json = check_writable(json_path, protected=(config_path,))
     config = COConfig.load(config_path) if config_path else COConfig()
     if seeds is not None and seeds < 1:
         raise UsageFailure(f"--seeds must be >= 1, got {seeds}")
@@ -147,6 +194,7 @@ def bench_cmd(quick, long_stream, out_dir, seeds, config_path):
         raise UsageFailure(f"--out is not a directory: {out_dir!r}")
     payload = run_bench(config, quick=quick, out_dir=out, progress=stderr_progress, long_stream=long_stream,
                         seeds_override=seeds)
+    write_json(out_json, payload)
     click.echo(markdown(payload))
 
 

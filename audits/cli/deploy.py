@@ -1,6 +1,7 @@
 """`gtm deploy`: run a persisted, crash-safe GTM deployment (gtm_core.deployment).
 
-    gtm deploy init STATE CONFIG [--key PATH] [--seed N] [--json PATH]   (or: --config CONFIG)
+    gtm deploy init STATE CONFIG [--certificate CERT --public-key PUB] [--key PATH] [--seed N]
+                    [--json PATH]                                       (or: --config CONFIG)
     gtm deploy status STATE [--key PATH] [--json PATH]
     gtm deploy step STATE (--mechanism-cmd CMD | --bernoulli P) [--steps K] [--timeout S]
                           [--seed N] [--key PATH] [--json PATH]
@@ -8,6 +9,12 @@
 ``--mechanism-cmd CMD`` runs CMD (no shell) once per step with ``GTM_STEP=t`` in its environment;
 it must print mechanism outputs, one ``+1``/``-1`` per line (it is killed once enough were read).
 ``--bernoulli P`` is a demonstration mechanism (+1 with probability P, ignoring any data).
+
+The release path: ``init --certificate CERT --public-key PUB`` refuses unless CERT is a valid
+certificate signed by PUB, certified, whose full configuration digest is CONFIG's; the binding is
+kept in the state's authenticated body and shown by ``status``. Without a certificate, ``init``
+applies every refusal ``gtm certify`` applies (usable threshold, evaluation budget,
+purification) and the deployment is marked uncertified.
 Nothing printed or written here contains eta_1, per-step noise, N_t, K_t or evaluation counts;
 a deployment that ever used a seeded generator is marked "not for deployment" in every output.
 """
@@ -18,7 +25,14 @@ import click
 
 from gtm_core import GTMConfig
 from gtm_core.deployment import CommandMechanism, Deployment, GenerationCheck, check_time_limit
-from gtm_core.errors import InvalidParameter
+from gtm_core.deployment.state import (
+    bind_certificate,
+    certificate_record,
+    read_certificate,
+    read_only_status,
+    state_is_read_only,
+)
+from gtm_core.errors import CheckFailed, InvalidParameter, UnsupportedConfiguration
 from gtm_core.reference import NOT_FOR_DEPLOYMENT, BernoulliMechanism, default_rng
 from gtm_core.validation import check_probability
 
@@ -54,11 +68,66 @@ def status_text(s: dict) -> str:
     lines.append(f"  plan: {p['parameterization']}, tau1={p['tau1']:.10g}, mu1={p['mu1']:.10g}{eps}")
     lines.append(f"  privacy: {s['privacy']}")
     lines.append(f"  config sha256: {s['config_sha256']}")
+    lines.append(f"  {certificate_text(s.get('certificate'))}")
     lines.append(f"  state file: generation {s['generation']}, "
                  f"updated {s['updated_utc']}")
     if s["seeded"]:
         lines.append(f"  note: {NOT_FOR_DEPLOYMENT}")
+    if "pending_step" in s:
+        lines.append("  read-only view: nothing was recovered or written")
+        if s["pending_step"] is not None:
+            lines.append(f"  step {s['pending_step']} was pending: the process running it died; the next writable "
+                         "open records the deployment as failed (crashed_during_step)")
     return "\n".join(lines)
+
+
+def certificate_text(record) -> str:
+    """The status line of the certificate a deployment was released under (or its absence)."""
+    if record is None:
+        return ("certificate: none (uncertified: created without --certificate; the refusals of "
+                "gtm certify were applied, its witnesses were not)")
+    return (f"certificate: sha256 {record['certificate_sha256']}, signed by key {record['key_id']}, "
+            f"certifies config sha256 {record['config_sha256']} for horizon {record['horizon']}")
+
+
+def certified_record(config: GTMConfig, cert_path: str, public_key_path: str) -> dict:
+    """The certificate record of a deployment of ``config`` released under CERT: CERT must be a
+    valid certificate signed by PUB, certified, for exactly ``config`` (full digest)."""
+    from ..certify import load_document, verify_document
+    from ..certify.signing import load_public_key
+
+    key = load_public_key(public_key_path)
+    doc = load_document(cert_path)
+    result = verify_document(doc, public_key=key)
+    if not result.valid:
+        why = f": {result.problems[0]}" if result.problems else ""
+        raise CheckFailed(f"refusing to deploy: certificate {cert_path!r} is {result.status}{why}")
+    body = doc["body"]
+    if body["verdict"] != "certified":
+        raise CheckFailed(f"refusing to deploy: certificate {cert_path!r} is {body['verdict']}, not certified")
+    digest = config.digest()
+    if body["config_sha256"] != digest:
+        raise CheckFailed(f"refusing to deploy: certificate {cert_path!r} vouches for configuration "
+                          f"{body['config_sha256']} (horizon {body['horizon']}), not for this one ({digest}, "
+                          f"horizon {config.stream.horizon})")
+    return certificate_record(certificate_sha256=doc["sha256"], config_sha256=digest, horizon=body["horizon"],
+                              key_id=doc["signature"]["key_id"])
+
+
+def refuse_uncertifiable(config: GTMConfig) -> None:
+    """Apply every refusal ``gtm certify`` applies (audits.certify: plannable, usable threshold,
+    evaluation budget, purification) to a configuration deployed without a certificate."""
+    from ..certify.derive import derive
+    from ..certify.refusals import fix_unplannable
+
+    try:
+        refusals = derive(config).refusals
+    except UnsupportedConfiguration as exc:
+        refusals = [fix_unplannable(config, exc)]
+    if refusals:
+        r = refusals[0]
+        raise UnsupportedConfiguration(
+            f"refusing to deploy a configuration gtm certify refuses ({r.claim_id}): {r.reason}; {r.fix}")
 
 
 _key_option = click.option("--key", "key_path", default=None, metavar="PATH",
@@ -66,7 +135,8 @@ _key_option = click.option("--key", "key_path", default=None, metavar="PATH",
 _generation_check_option = click.option(
     "--generation-check", "generation_check", default=None, metavar="CMD",
     help="external rollback check: 'CMD check ID GEN' before stepping (non-zero exit refuses), "
-         "'CMD record ID GEN' after every step (examples/generation_check.sh)")
+         "'CMD record ID GEN+1' before (write-ahead) and 'CMD record ID GEN' after every step "
+         "(examples/generation_check.sh)")
 _json_option = click.option("--json", "json_path", default=None, metavar="PATH",
                             help="write the machine-readable result here")
 
@@ -88,31 +158,52 @@ def command():
 @click.argument("config_arg", metavar="[CONFIG]", required=False)
 @click.option("--config", "config_path", default=None, metavar="CONFIG",
               help="TOML/JSON configuration (or give it as the second argument, as the other verbs take CONFIG)")
+@click.option("--certificate", "certificate_path", default=None, metavar="CERT",
+              help="release under this signed certificate (gtm certify --sign): refused unless it is valid, "
+                   "certified and for exactly CONFIG")
+@click.option("--public-key", "public_key_path", default=None, metavar="PUB",
+              help="with --certificate: the Ed25519 public key (PEM) the certificate must be signed by")
 @_key_option
 @click.option("--seed", type=click.IntRange(min=0), default=None,
               help="seed the generator (tests only: marks the deployment 'not for deployment')")
 @_generation_check_option
 @_json_option
 @guard
-def init_cmd(state, config_arg, config_path, key_path, seed, generation_check, json_path):
+def init_cmd(state, config_arg, config_path, certificate_path, public_key_path, key_path, seed, generation_check,
+             json_path):
     """Create a deployment at STATE: plan CONFIG, draw eta_1 once, write the state.
 
     CONFIG is the second argument (``gtm deploy init STATE CONFIG``) or ``--config CONFIG``
-    (the earlier form, still accepted); giving both is an error."""
+    (the earlier form, still accepted); giving both is an error. With ``--certificate CERT
+    --public-key PUB`` the deployment is bound to that signed certificate; without, it is
+    uncertified and refused if ``gtm certify`` would refuse CONFIG."""
     if config_arg is not None and config_path is not None:
         raise click.UsageError("give CONFIG once: as an argument or with --config, not both")
     config_path = config_arg if config_arg is not None else config_path
     if config_path is None:
         raise click.UsageError("Missing argument 'CONFIG' (gtm deploy init STATE CONFIG, or --config CONFIG).")
-    out = check_writable(json_path, **deployment_files(state, key_path, config_path))
+    if (certificate_path is None) != (public_key_path is None):
+        raise click.UsageError("--certificate and --public-key go together (an unsigned certificate binds nothing)")
+    out = check_writable(json_path, **deployment_files(state, key_path, config_path, certificate_path,
+                                                       public_key_path))
     check = None if generation_check is None else GenerationCheck.from_text(generation_check)
     config = GTMConfig.load(config_path)
+    if certificate_path is not None:
+        record = certified_record(config, certificate_path, public_key_path)
+    else:
+        record = None
+        refuse_uncertifiable(config)
     with Deployment.create(state, config, key_path=key_path, seed=seed) as dep:
+        path = dep.path
+        if record is not None:
+            bind_certificate(path, key_path, record)
+    with Deployment.open(path, key_path=key_path) as dep:
         if check is not None:
             check.run("record", dep.deployment_id, dep.generation)
-        s = dep.status_dict()
+        s = {**dep.status_dict(), "certificate": read_certificate(path, key_path)}
     click.echo(f"created deployment {s['state_file']} ({s['plan']['parameterization']}, horizon "
-               f"{s['horizon']}, config sha256 {s['config_sha256'][:16]})")
+               f"{s['horizon']}, config sha256 {s['config_sha256']})")
+    click.echo(certificate_text(s["certificate"]))
     click.echo("keep the state and key files private; never restore either from a backup")
     if s["seeded"]:
         click.echo(f"note: {NOT_FOR_DEPLOYMENT}")
@@ -125,10 +216,14 @@ def init_cmd(state, config_arg, config_path, key_path, seed, generation_check, j
 @_json_option
 @guard
 def status_cmd(state, key_path, json_path):
-    """Show the public status of the deployment at STATE (recovers a crashed step as failed)."""
+    """Show the public status of the deployment at STATE (recovers a crashed step as failed; on a
+    read-only file system, a read-only view that recovers nothing)."""
     out = check_writable(json_path, **deployment_files(state, key_path))
-    with Deployment.open(state, key_path=key_path) as dep:
-        s = dep.status_dict()
+    if state_is_read_only(state, key_path):  # no lock file can be created: a read-only view
+        s = read_only_status(state, key_path)
+    else:
+        with Deployment.open(state, key_path=key_path) as dep:
+            s = {**dep.status_dict(), "certificate": read_certificate(dep.path, key_path)}
     click.echo(status_text(s))
     write_json(out, s)
 
@@ -194,6 +289,8 @@ def _run_steps(dep, steps, mechanism_cmd, bernoulli, mech_rng, timeout, ran, che
             return (f"note: the horizon of {dep.config.stream.horizon} steps was reached after "
                     f"{len(ran)} of the {steps} steps asked for")
         t = dep.next_step
+        if check is not None:  # write-ahead: the log refuses the pre-step state before it is superseded
+            check.reserve(dep.deployment_id, dep.generation)
         if mechanism_cmd is not None:
             mech = CommandMechanism(mechanism_cmd, step=t, time_limit=timeout)
         else:

@@ -12,6 +12,16 @@ purification (Lemma 24) is applied by :func:`gtm_core.reference.mechanism_for_st
 delta_t > 0. Variants for the power suite: ``"unnoised_score"`` (ThresholdSelect sees
 f(X_t, Y^) without Laplace noise) and ``"batch_eps_level"`` (A called with eps(l) instead
 of eps_t/2).
+
+The evaluation budget and the privacy claim: GTM_l's steps run as Algorithm 1 states them, with
+the Lemma 22 budget B = ``StepPlan.evaluation_budget`` *reported* (``StepRecord.call_bound``) and
+not enforced. Refusing a step whose count N exceeds B - what this driver did before - breaks the
+pure epsilon-DP of each GTM_l exactly as in a deployment (docs/deployment.md, "The evaluation
+budget and the privacy claim": the refused runs are the only ones that can halt on a tiny p), and
+would make the whole run (epsilon, delta + (1 + e^epsilon) sum_{l,j} Pr[N_{l,j} > B_{l,j}])-DP
+instead of the (epsilon, delta) of Lemma 38; for the default ``COConfig`` that sum over l, j <= 64
+is about 1.07e-7. The one refusal left is the float sampler's machine limit (lambda >= 1e15, no
+deployment could evaluate that often).
 """
 
 from __future__ import annotations
@@ -93,8 +103,9 @@ class BatchToCO:
         if self.variant == "batch_eps_level":
             batch_eps = self._plan.epsilon_c
         test = TestMechanism(self.problem, self.state, sp.eps_t, h, self._rng, batch_eps=batch_eps)
+        # the evaluation budget is reported (call_bound), never enforced: see the module docstring
         a = self._gtm.step(mechanism_for_step(test, sp, self._rng), None, sp.eps_t, sp.tau2, sp.c, sp.rho,
-                           sp.s, evaluation_budget=sp.evaluation_budget)
+                           sp.s, evaluation_budget=None)
         calls = test.calls
         if a != sp.s:
             return StepRecord(self.t, self.current, False, False, self.level, sp.eps_t, calls, sp.evaluation_budget)

@@ -16,7 +16,10 @@ secret, as its drawn bits; see below), the number of committed steps, the status
 ``failed``) with the failure (step, kind, reason), the *pending* step (write-ahead record), the
 public transcript (run-length encoded: it is ``continue`` until the single ``halt``, so it has
 constant size), the total number of mechanism evaluations (sensitive), the seeded flag, a
-generation counter, a random public ``deployment_id`` and timestamps.
+generation counter, a random public ``deployment_id``, timestamps and, for a deployment released
+under a signed certificate, that certificate's record (``certificate``: its SHA-256, the full
+configuration digest and horizon it vouches for, the signing key's id; absent in an uncertified
+deployment and in every state written before certificates were bound).
 
 It is written atomically: a temporary file in the same directory (mode 0600), written, fsync'ed,
 renamed over the old state (``os.replace``; the first write uses ``os.link`` so that an existing
@@ -50,7 +53,11 @@ keyed by 32 random bytes from the operating system stored in a separate *key fil
   through :class:`gtm_core.processes.ProcessGroup`; ``test_mechanisms.py``); a commit that cannot
   be written (``state_write_failed``); a *rollback* of the state to an earlier copy of itself,
   **only** with an external generation check (:mod:`.generation`, ``--generation-check``) whose log
-  the rollback cannot also roll back.
+  the rollback cannot also roll back (a write-ahead record before every step, so a record lost
+  after a commit does not let the pre-step copy back in); a deployment released under a
+  certificate for another configuration (``gtm deploy init --certificate``: the certificate's
+  record is kept in the authenticated body, :func:`.state.bind_certificate`); ``gtm deploy
+  status`` on a read-only file system (:func:`.state.read_only_status`).
 * Not defended: an attacker who can read the key file (they can forge any state) or the state
   file (it holds eta_1); a rollback without a generation check (validly authenticated: it would
   resume at an earlier step and re-run later steps with fresh noise - do not restore state files
@@ -137,7 +144,8 @@ output (``repr``, status, JSON, CLI) then carries :data:`NOT_FOR_DEPLOYMENT`.
 
 Where things live
 -----------------
-:mod:`.state` (state and key files: format, sealing, validation, durable writes),
+:mod:`.state` (state and key files: format, sealing, validation, durable writes, the locks and
+link resolution - shared with BatchToCO's ``gtm co run --state`` - and the public status),
 :mod:`.mechanisms` (time-limited evaluation, :class:`CommandMechanism`), :mod:`.generation`
 (the external rollback check), :mod:`.runner`
 (:class:`Deployment`, the step protocol).

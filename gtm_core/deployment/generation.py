@@ -6,8 +6,18 @@ log can: the operator gives ``gtm deploy step`` a command (``--generation-check 
 
 * ``CMD check DEPLOYMENT_ID GENERATION`` after the state is opened and **before any step**: exit 0
   accepts, anything else refuses (nothing is stepped; the command's last stderr line is quoted);
+* ``CMD record DEPLOYMENT_ID GENERATION+1`` **before every step** (write-ahead, :meth:`GenerationCheck.reserve`):
+  from then on the log no longer accepts the state the step starts from, so a copy of that state
+  restored after the step committed is refused even if the record after the commit never happens
+  (a log outage, or ``gtm`` killed between the commit and the record). A reservation that fails
+  refuses the step (nothing stepped) and is undone by recording GENERATION again;
 * ``CMD record DEPLOYMENT_ID GENERATION`` after every committed step and after the run (also after
   a failure), so the log follows the state.
+
+The window that cannot be closed from outside the state: between the reservation and the step's
+first write, and between the commit and its record, the log and the state disagree; ``check`` then
+refuses (fail closed) - the deployment needs its operator (``gtm deploy status`` shows the state's
+generation) rather than accepting a state the log cannot vouch for.
 
 The command runs through :class:`gtm_core.processes.ProcessGroup` (own process group, bounded wait,
 whole tree killed). ``examples/generation_check.sh`` keeps an append-only log file; see
@@ -37,6 +47,19 @@ class GenerationCheck:
     @classmethod
     def from_text(cls, text, *, timeout: float = DEFAULT_TIMEOUT) -> "GenerationCheck":
         return cls(resolve_command(text, field="--generation-check"), timeout)
+
+    def reserve(self, deployment_id: str, generation: int) -> None:
+        """Write-ahead record before a step from ``generation``: record ``generation + 1`` so that
+        the log refuses the pre-step state from now on. If the record fails, try to record
+        ``generation`` again (undo) and raise StateError: the step must not run."""
+        try:
+            self.run("record", deployment_id, generation + 1)
+        except StateError as exc:
+            try:
+                self.run("record", deployment_id, generation)
+            except StateError:
+                pass
+            raise StateError(f"{exc}; the write-ahead record before the step failed, nothing was stepped") from None
 
     def run(self, action: str, deployment_id: str, generation: int) -> None:
         """Run ``CMD action ID GENERATION``; StateError unless it exits 0 within the timeout."""

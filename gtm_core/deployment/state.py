@@ -6,20 +6,25 @@ crash-test fault point (:data:`fault_hook`, None in normal use)."""
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import hashlib
 import hmac
 import json
 import os
 import re
+import secrets
 import stat
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from ..errors import InvalidParameter, StateError
+from ..config import GTMConfig
+from ..errors import GTMError, InvalidParameter, StateError
 from ..exact_sampling import LazyUniform, SystemBits
 from ..files import TEMPORARY_SUFFIX, write_atomic
-from ..planners import Plan
+from ..planners import Plan, make_plan, uncached_step_plan
+from ..reference import NOT_FOR_DEPLOYMENT
 
 
 STATE_FORMAT = "gtm-deployment-state"
@@ -143,12 +148,12 @@ def read_key(key_path: Path) -> bytes:
     return key
 
 
-def seal(body: dict, key: bytes) -> bytes:
+def seal(body: dict, key: bytes, *, fmt: str = STATE_FORMAT, version: int = STATE_VERSION) -> bytes:
     """The state file bytes of a body: format, version, body, its SHA-256 and HMAC-SHA256 under ``key``."""
     raw = canonical_body(body)
     doc = {
-        "format": STATE_FORMAT,
-        "version": STATE_VERSION,
+        "format": fmt,
+        "version": version,
         "body": body,
         "sha256": hashlib.sha256(raw).hexdigest(),
         "hmac_sha256": hmac.new(key, raw, hashlib.sha256).hexdigest(),
@@ -156,10 +161,11 @@ def seal(body: dict, key: bytes) -> bytes:
     return (json.dumps(doc, sort_keys=True, separators=(",", ":"), allow_nan=False) + "\n").encode("ascii")
 
 
-def unseal(data: bytes, key: bytes, path: Path) -> dict:
+def unseal(data: bytes, key: bytes, path: Path, *, fmt: str = STATE_FORMAT, version: int = STATE_VERSION,
+           kind: str = "gtm deployment state") -> dict:
     """The body of state file bytes, after checking format, version, SHA-256 and HMAC (StateError otherwise)."""
     where = repr(str(path))
-    doc, body, raw = open_envelope(data, where, fmt=STATE_FORMAT, version=STATE_VERSION, kind="gtm deployment state")
+    doc, body, raw = open_envelope(data, where, fmt=fmt, version=version, kind=kind)
     mac = doc.get("hmac_sha256")
     if not isinstance(mac, str):
         raise StateError(f"state file {where} is corrupted (missing body or checksums)")
@@ -279,8 +285,240 @@ def validate_body(body: dict, where: str) -> None:
             bad("failed state without a valid failure record")
     elif failure is not None:
         bad("a failure record in a non-failed state")
+    if body.get(CERTIFICATE_FIELD) is not None:
+        check_certificate_record(body[CERTIFICATE_FIELD], body["config_sha256"], where)
 
 
 def read_state_body_unchecked(path) -> dict:
     """Test helper: the body of a state file *without* authentication (holds eta_1)."""
     return json.loads(Path(path).read_text())["body"]
+
+
+# -- the state-file protocol shared by every persisted run (deployments, BatchToCO) --------------
+
+
+def resolve_state_paths(path, key_path=None) -> tuple[Path, Path, Path]:
+    """(state, key, lock) paths of a state file, links resolved once with ``realpath``.
+
+    The lock, every write and the temporary files then all use the real file: two names (a
+    symlink and its target) are one run, and a write never replaces a symlink by a regular file
+    (which would leave the old state behind as a resumable fork). The key file defaults to
+    ``STATE.key`` and must differ from the state file."""
+    if not isinstance(path, (str, os.PathLike)) or str(path) in ("", ".") or "\x00" in str(path):
+        raise StateError(f"state path must be a non-empty file path, got {path!r}")
+    p = Path(os.path.realpath(path))
+    k = Path(str(p) + ".key") if key_path is None else key_path
+    if not isinstance(k, (str, os.PathLike)) or str(k) in ("", ".") or "\x00" in str(k):
+        raise StateError(f"key path must be a non-empty file path, got {key_path!r}")
+    k = Path(os.path.realpath(k))
+    if k == p:
+        raise StateError("the key file must be a different file from the state file")
+    return p, k, Path(str(p) + ".lock")
+
+
+def _flock(fd: int, path: Path, in_use: str, *, shared: bool = False) -> None:
+    try:
+        fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+    except OSError as exc:
+        os.close(fd)
+        if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            raise StateError(in_use) from None
+        raise StateError(f"cannot lock {str(path)!r}: {exc.strerror}") from None
+
+
+def lock_state(lock_path: Path, what: str = "deployment") -> int:
+    """An exclusive, non-blocking ``flock`` on ``STATE.lock`` (created 0600); the descriptor.
+    StateError if another process or handle holds it. The kernel releases it when the holder dies."""
+    parent = lock_path.parent
+    if not parent.is_dir():
+        raise StateError(f"state directory does not exist: {str(parent)!r}")
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise StateError(f"cannot create lock file {str(lock_path)!r}: {exc.strerror}") from None
+    _flock(fd, lock_path, f"{what} {str(lock_path)[:-5]!r} is in use by another process or handle")
+    return fd
+
+
+def lock_key_file(key_path: Path, what: str = "deployment", *, shared: bool = False) -> int:
+    """An exclusive ``flock`` on the key file too: it is written once and never replaced or
+    renamed, so deleting or recreating ``STATE.lock`` while a run is open cannot let a second
+    process in. Opened read-only (a read-only file system still locks); ``shared=True`` is a
+    reader's lock (refused while a writer holds the exclusive one)."""
+    try:
+        fd = os.open(key_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise StateError(f"key file not found: {str(key_path)!r}") from None
+    except OSError as exc:
+        raise StateError(f"cannot open key file {str(key_path)!r}: {exc.strerror}") from None
+    _flock(fd, key_path, f"the {what} of key file {str(key_path)!r} is in use by another process or handle",
+           shared=shared)
+    return fd
+
+
+def create_key_file(key_path: Path) -> bytes:
+    """Write a new key file (32 random bytes from the OS, 0600, never over an existing file); the key."""
+    key = secrets.token_bytes(32)
+    write_private_atomic(key_path, (KEY_HEADER + key.hex() + "\n").encode("ascii"), exclusive=True)
+    return key
+
+
+def read_sealed(path: Path, key: bytes, *, fmt: str = STATE_FORMAT, version: int = STATE_VERSION,
+                kind: str = "gtm deployment state") -> dict:
+    """The authenticated body of the state file at ``path`` (checked private, bounded, SHA-256 and
+    HMAC under ``key``); StateError otherwise."""
+    st = check_private_file(path, "state file")
+    if st.st_size > MAX_STATE_BYTES:
+        raise StateError(f"state file {str(path)!r} is implausibly large ({st.st_size} bytes)")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise StateError(f"cannot read state file {str(path)!r}: {exc.strerror}") from None
+    return unseal(data, key, path, fmt=fmt, version=version, kind=kind)
+
+
+# -- the certificate a deployment was released under ---------------------------------------------
+
+CERTIFICATE_FIELD = "certificate"
+CERTIFICATE_RECORD_KEYS = frozenset({"certificate_sha256", "config_sha256", "horizon", "key_id", "verdict"})
+
+
+def certificate_record(*, certificate_sha256: str, config_sha256: str, horizon: int, key_id: str) -> dict:
+    """What the state's authenticated body keeps of the signed certificate a deployment was
+    released under: the certificate's SHA-256, the full configuration digest and horizon it
+    vouches for, and the signing key's id."""
+    record = {"certificate_sha256": certificate_sha256, "config_sha256": config_sha256, "horizon": horizon,
+              "key_id": key_id, "verdict": "certified"}
+    check_certificate_record(record, config_sha256, "(new)")
+    return record
+
+
+def check_certificate_record(record, config_sha256: str, where: str) -> None:
+    """A certificate record is well formed and vouches for exactly ``config_sha256``."""
+    hexdigest = re.compile(r"[0-9a-f]{64}")
+    if (not isinstance(record, dict) or set(record) != CERTIFICATE_RECORD_KEYS
+            or not all(isinstance(record[k], str) and hexdigest.fullmatch(record[k])
+                       for k in ("certificate_sha256", "config_sha256", "key_id"))
+            or not isinstance(record["horizon"], int) or isinstance(record["horizon"], bool)
+            or record["horizon"] < 1 or record["verdict"] != "certified"):
+        raise StateError(f"state file {where} is inconsistent: malformed certificate record")
+    if record["config_sha256"] != config_sha256:
+        raise StateError(f"state file {where} is inconsistent: its certificate vouches for another configuration")
+
+
+def certificate_of(body: dict) -> dict | None:
+    """The certificate record of an authenticated body, or None (an uncertified deployment, and
+    every state written before certificates were bound)."""
+    record = body.get(CERTIFICATE_FIELD)
+    return None if record is None else dict(record)
+
+
+def bind_certificate(path, key_path, record: dict) -> int:
+    """Add ``record`` to the authenticated body of a freshly created deployment (generation + 1);
+    the new generation. Call it only while the deployment is open (its lock held) and before any
+    step: it refuses a state that already carries a certificate or has stepped."""
+    path, key_path, _ = resolve_state_paths(path, key_path)
+    key = read_key(key_path)
+    body = read_sealed(path, key)
+    where = repr(str(path))
+    validate_body(body, where)
+    if body.get(CERTIFICATE_FIELD) is not None or body["steps_done"] or body["pending_step"] is not None:
+        raise StateError(f"state file {where}: a certificate is bound only at creation, before any step")
+    check_certificate_record(record, body["config_sha256"], where)
+    new = {**body, CERTIFICATE_FIELD: dict(record), "generation": body["generation"] + 1, "updated_utc": utc_now()}
+    write_private_atomic(path, seal(new, key), exclusive=False)
+    return new["generation"]
+
+
+def read_certificate(path, key_path=None) -> dict | None:
+    """The certificate record of the deployment at ``path`` (authenticated), or None."""
+    path, key_path, _ = resolve_state_paths(path, key_path)
+    body = read_sealed(path, read_key(key_path))
+    validate_body(body, repr(str(path)))
+    return certificate_of(body)
+
+
+# -- the public status, and a read-only view of it ------------------------------------------------
+
+
+def status_of(path: Path, body: dict, config: GTMConfig, plan: Plan) -> dict:
+    """Everything public about a deployment (no eta_1, N_t, K_t or evaluation counts): the status
+    of :meth:`gtm_core.deployment.Deployment.status_dict`."""
+    b = body
+    done = b["steps_done"]
+    horizon = config.stream.horizon
+    f = b["failure"]
+    out = {
+        "state_file": str(path),
+        "deployment_id": b["deployment_id"],
+        "status": b["status"],
+        "steps_done": done,
+        "next_step": None if b["status"] != "running" or done >= horizon else done + 1,
+        "horizon": horizon,
+        "horizon_reached": b["status"] == "running" and done >= horizon,
+        "halted_at": b["halted_at"],
+        "failure": None if f is None else dict(f),
+        "transcript": [list(r) for r in b["transcript"]],
+        "config_sha256": b["config_sha256"],
+        "plan": dict(b["plan"]),
+        "privacy": plan.privacy_statement(),
+        "privacy_delta": plan.privacy_delta(),
+        "seeded": b["seeded"],
+        "note": NOT_FOR_DEPLOYMENT if b["seeded"] else None,
+        "generation": b["generation"],
+        "created_utc": b["created_utc"],
+        "updated_utc": b["updated_utc"],
+    }
+    if out["next_step"] is not None:
+        sp = uncached_step_plan(config, done + 1)
+        out["next_step_plan"] = {
+            "t": sp.t, "s": sp.s, "c": sp.c, "eps_t": sp.eps_t, "p_star": sp.p_star,
+            "evaluation_budget": sp.evaluation_budget,
+            "evaluation_budget_enforced": plan.enforced_budget(sp) is not None,
+            "budget_exceed_probability": sp.budget_exceed_probability,
+        }
+    return out
+
+
+def state_is_read_only(path, key_path=None) -> bool:
+    """True if the state's directory cannot be written (a read-only file system or no write
+    permission): creating ``STATE.lock`` would fail, so only a read-only view is possible."""
+    real, _, _ = resolve_state_paths(path, key_path)
+    directory = real.parent
+    try:
+        if os.statvfs(directory).f_flag & os.ST_RDONLY:
+            return True
+    except OSError:
+        return False
+    return not os.access(directory, os.W_OK | os.X_OK)
+
+
+def read_only_status(path, key_path=None) -> dict:
+    """The public status of the deployment at ``path`` without writing anything (no lock file is
+    created): a shared ``flock`` on the key file (refused while a process has the deployment
+    open), then the checks of :meth:`Deployment.open`. A step found pending is reported
+    (``pending_step``), not recovered: the next writable open records it as failed."""
+    path, key_path, _ = resolve_state_paths(path, key_path)
+    if not os.path.lexists(path):
+        raise StateError(f"no deployment state at {str(path)!r}")
+    fd = lock_key_file(key_path, shared=True)
+    try:
+        where = repr(str(path))
+        body = read_sealed(path, read_key(key_path))
+        validate_body(body, where)
+        try:
+            config = GTMConfig.from_dict(body["config"])
+        except GTMError:
+            raise StateError(f"state file {where} holds an invalid configuration") from None
+        if config.digest() != body["config_sha256"]:
+            raise StateError(f"state file {where}: configuration does not match its SHA-256")
+        plan = make_plan(config)
+        if "evaluation_budget" not in body["plan"]:
+            raise StateError(f"state file {where} {OLD_BUDGET_POLICY_REFUSAL}")
+        if plan_identity(plan) != body["plan"]:
+            raise StateError(f"state file {where}: this version of gtm plans the configuration differently "
+                             "(tau1/mu1/epsilon changed)")
+        return {**status_of(path, body, config, plan), "certificate": certificate_of(body),
+                "pending_step": body["pending_step"]}
+    finally:
+        os.close(fd)

@@ -111,3 +111,68 @@ def test_closed_output_is_reported_at_once_even_if_the_command_keeps_running():
     finally:
         g.kill()
     assert not g.group_alive()
+
+
+def running_with_argv(*argv: str) -> list[int]:
+    """Live processes whose command line is exactly ``argv``."""
+    want = ("\0".join(argv) + "\0").encode()
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                    if fh.read() == want:
+                        with open(f"/proc/{entry}/stat", "rb") as st:
+                            if st.read().rsplit(b")", 1)[1].split()[0] != b"Z":
+                                out.append(int(entry))
+            except OSError:
+                pass
+    return out
+
+
+def setsid_sleep(seconds: str) -> str:
+    """A command whose background child leaves the process group and session (``setsid``)."""
+    return f"sh -c 'setsid sleep {seconds} & sleep 300'"
+
+
+@pytest.mark.parametrize("how", ["kill", "command_exits", "parent_killed"])
+def test_a_child_that_calls_setsid_does_not_escape(how, tmp_path):
+    """The attack: `setsid sleep 611 &` in a mechanism or target left the group, so killing the group
+    (or gtm's death) missed it. The supervisor is a subreaper and kills its descendants too."""
+    seconds = f"611.{os.getpid()}{len(how)}"  # unique, so the test finds only its own sleep
+    if how == "parent_killed":
+        script = tmp_path / "parent.py"
+        script.write_text(textwrap.dedent(f"""
+            import sys, time
+            sys.path.insert(0, {os.getcwd()!r})
+            from gtm_core.processes import ProcessGroup, resolve_command
+            g = ProcessGroup(resolve_command({setsid_sleep(seconds)!r}))
+            print(g.pgid, flush=True)
+            time.sleep(60)
+        """))
+        parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+        try:
+            pgid = int(parent.stdout.readline())
+            assert wait_until(lambda: running_with_argv("sleep", seconds))
+            assert os.getsid(running_with_argv("sleep", seconds)[0]) != pgid  # it left the session
+            parent.send_signal(signal.SIGKILL)
+            parent.wait(timeout=5)
+        finally:
+            if parent.poll() is None:
+                parent.kill()
+                parent.wait(timeout=5)
+            parent.stdout.close()
+    else:
+        command = setsid_sleep(seconds) if how == "kill" else f"sh -c 'setsid sleep {seconds} & sleep 0.5'"
+        g = ProcessGroup(resolve_command(command))
+        try:
+            assert wait_until(lambda: running_with_argv("sleep", seconds))
+            escaped = running_with_argv("sleep", seconds)[0]
+            assert os.getpgid(escaped) != g.pgid  # not reachable by killing the group
+            if how == "kill":
+                g.kill()
+            else:
+                assert g.wait(time.monotonic() + 10) == 0
+        finally:
+            g.kill()
+    assert wait_until(lambda: not running_with_argv("sleep", seconds), seconds=5)

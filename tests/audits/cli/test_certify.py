@@ -77,6 +77,9 @@ def test_verify_unsigned_signed_and_tampered(cert_files, tmp_path, capsys):
     code, out, _ = run(["certify", "--verify", str(signed), "--public-key", str(tmp_path / "signing.key.pub"),
                         "--no-progress"], capsys)
     assert code == 0 and out.startswith("valid: signed by key")
+    vouched = json.loads(signed.read_text())["body"]
+    assert f"vouches for: config sha256 {vouched['config_sha256']}, horizon 5" in out  # the full digest
+    assert len(vouched["config_sha256"]) == 64
     doc = json.loads(cert_files["json"].read_text())
     doc["body"]["steps"][3]["Lambda"] *= 1.5  # edit a certified number...
     doc["sha256"] = body_digest(doc["body"])  # ...and even recompute the digest

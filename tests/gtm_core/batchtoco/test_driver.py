@@ -42,3 +42,20 @@ def test_bad_arguments():
         BatchToCO(COConfig(), CoverageProblem(5, 1), np.random.default_rng(0), variant="nope")
     with pytest.raises(InvalidParameter, match="config must be a COConfig"):
         BatchToCO({}, CoverageProblem(5, 1), np.random.default_rng(0))
+
+
+def test_the_evaluation_budget_is_reported_not_enforced(monkeypatch):
+    """A refusing budget breaks GTM_l's pure epsilon-DP (docs/deployment.md, "The evaluation budget and
+    the privacy claim"); BatchToCO runs Algorithm 1 as stated. With every budget set to 0 the earlier
+    driver refused the first GTM step with N > 0 (EvaluationBudgetExceeded); now the run completes and
+    the budget only shows up as the reported call bound."""
+    import dataclasses
+
+    from gtm_core.batchtoco.gtm_instance import InstancePlan
+
+    real = InstancePlan.step
+    monkeypatch.setattr(InstancePlan, "step", lambda self, j: dataclasses.replace(real(self, j), evaluation_budget=0))
+    s = bundled_stream("florentine_families")
+    recs = run_stream(COConfig(k=2), CoverageProblem(15, 2), s.edges, np.random.default_rng(0))
+    assert [r.t for r in recs] == list(range(1, 21))
+    assert any(r.batch_calls > r.call_bound for r in recs[1:])  # N_t > B_t happened and was not refused

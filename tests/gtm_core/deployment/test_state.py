@@ -55,3 +55,45 @@ def test_status_does_not_publish_the_size_and_the_size_does_not_depend_on_eta1(t
         if seed % 3 != 0:
             sizes.add(os.stat(path).st_size)
     assert len(widths) == 1 and len(sizes) == 1
+
+
+def _record(config_sha256: str) -> dict:
+    return S.certificate_record(certificate_sha256="a" * 64, config_sha256=config_sha256, horizon=3, key_id="b" * 64)
+
+
+def test_a_state_without_a_certificate_opens_as_uncertified(tmp_path):
+    """Every state written before certificates were bound has no such field; it loads unchanged."""
+    p = tmp_path / "s"
+    Deployment.create(p, CONFIG, seed=1).close()
+    assert "certificate" not in S.read_state_body_unchecked(p)
+    with Deployment.open(p) as dep:
+        assert dep.steps_done == 0
+    assert S.read_certificate(p) is None
+
+
+def test_bind_certificate_is_authenticated_kept_and_only_at_creation(tmp_path):
+    import pytest
+    from gtm_core.errors import StateError
+    from gtm_core.reference import BernoulliMechanism, default_rng
+
+    p = tmp_path / "s"
+    with Deployment.create(p, CONFIG, seed=1) as dep:
+        with pytest.raises(StateError, match="another configuration"):
+            S.bind_certificate(p, None, _record("c" * 64))
+        assert S.bind_certificate(p, None, _record(CONFIG.digest())) == 2
+        with pytest.raises(StateError, match="only at creation"):
+            S.bind_certificate(p, None, _record(CONFIG.digest()))
+    with Deployment.open(p) as dep:
+        assert dep.generation == 2
+        dep.step(BernoulliMechanism(0.0, default_rng(1)[0]))
+    assert S.read_certificate(p) == _record(CONFIG.digest())  # kept by the step's writes
+
+
+def test_a_certificate_record_for_another_configuration_is_inconsistent():
+    import pytest
+    from gtm_core.errors import StateError
+
+    with pytest.raises(StateError, match="another configuration"):
+        S.check_certificate_record(_record("c" * 64), "d" * 64, "'x'")
+    with pytest.raises(StateError, match="malformed"):
+        S.check_certificate_record({**_record("d" * 64), "horizon": 0}, "d" * 64, "'x'")
