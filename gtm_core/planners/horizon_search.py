@@ -247,13 +247,13 @@ class ShapeSearch:
         """(cost per step, shape key, ell) of the cheapest grid shape at p_bar."""
         best = (math.inf, None, math.inf)
         for key in keys or self.grid_keys():
-            sh = self.shape(*key)
-            if not math.isfinite(sh.factor):
+            model = self.shape(*key)
+            if not math.isfinite(model.factor):
                 continue
-            ell_max = math.log(best[0] / sh.factor) if math.isfinite(best[0]) else math.inf
-            ell = sh.ell_min(log_gap(sh.s, self.problem.p_star, p_bar), self.target, ell_max)
+            ell_max = math.log(best[0] / model.factor) if math.isfinite(best[0]) else math.inf
+            ell = model.ell_min(log_gap(model.s, self.problem.p_star, p_bar), self.target, ell_max)
             if math.isfinite(ell):
-                cost = math.exp(ell) * sh.factor
+                cost = math.exp(ell) * model.factor
                 if cost < best[0]:
                     best = (cost, key, ell)
         return best
@@ -262,13 +262,14 @@ class ShapeSearch:
         """(objective, key) of the best of: the grid key with c refined over the integers between its
         grid neighbours, then that c with theta refined by golden section in ln theta between the
         theta grid's neighbours of the key's theta (ties keep the unrefined theta)."""
-        s, c0, th0 = key
-        c_lo, c_hi = _nearest_neighbours(C_GRID, c0)
-        c_best = integer_ternary_minimum(lambda c: objective(c, th0), c_lo, c_hi)
-        th_lo, th_hi = _nearest_neighbours(self.thetas[s], th0)
+        s, grid_c, grid_theta = key
+        c_lo, c_hi = _nearest_neighbours(C_GRID, grid_c)
+        c_best = integer_ternary_minimum(lambda c: objective(c, grid_theta), c_lo, c_hi)
+        th_lo, th_hi = _nearest_neighbours(self.thetas[s], grid_theta)
         log_theta, value = golden_section_minimum(lambda lt: objective(c_best, math.exp(lt)),
                                                   math.log(th_lo), math.log(th_hi), _REFINE_ITERATIONS)
-        candidates = [(objective(c_best, th0), (s, c_best, th0)), (value, (s, c_best, math.exp(log_theta)))]
+        candidates = [(objective(c_best, grid_theta), (s, c_best, grid_theta)),
+                      (value, (s, c_best, math.exp(log_theta)))]
         return min(candidates, key=lambda z: z[0])
 
     def refine(self, p_bar: float, key: ShapeKey) -> tuple[float, ShapeKey, float]:
@@ -284,27 +285,27 @@ class ShapeSearch:
         """(p_bar, cost per step, key, ell) of the largest p_bar whose cost per step fits the budget:
         branch and bound over the grid shapes (a shape is bisected only if it is feasible at the best
         p_bar so far), then the winner refined (:meth:`_refine_around`)."""
-        lo_pb, hi_pb = self.p_bar_range()
-        best_pb, best_key = math.nan, None
+        p_lo, p_hi = self.p_bar_range()
+        best_p_bar, best_key = math.nan, None
         keys = self.grid_keys()
         for i, key in enumerate(keys):
-            start = lo_pb if best_key is None else best_pb
-            pb = self.shape(*key).max_p_bar(budget_per_step, self.target, start, hi_pb)
-            if math.isfinite(pb) and (best_key is None or pb > best_pb):
-                best_pb, best_key = pb, key
+            start = p_lo if best_key is None else best_p_bar
+            p_bar = self.shape(*key).max_p_bar(budget_per_step, self.target, start, p_hi)
+            if math.isfinite(p_bar) and (best_key is None or p_bar > best_p_bar):
+                best_p_bar, best_key = p_bar, key
             if (i + 1) % 50 == 0:
-                self.progress(f"{i + 1}/{len(keys)} shapes: best p_bar so far {best_pb:.6g}")
+                self.progress(f"{i + 1}/{len(keys)} shapes: best p_bar so far {best_p_bar:.6g}")
         if best_key is None:
-            cost, key, ell = self.best_at(lo_pb)
+            cost, key, ell = self.best_at(p_lo)
             return math.nan, cost, key, ell
 
         def minus_p_bar(c: int, theta: float) -> float:
-            pb = self.shape(best_key[0], c, theta).max_p_bar(budget_per_step, self.target, lo_pb, hi_pb)
-            return -(pb if math.isfinite(pb) else 0.0)
+            p_bar = self.shape(best_key[0], c, theta).max_p_bar(budget_per_step, self.target, p_lo, p_hi)
+            return -(p_bar if math.isfinite(p_bar) else 0.0)
 
-        minus_pb, key = self._refine_around(best_key, minus_p_bar)
-        pb = -minus_pb
-        sh = self.shape(*key)
-        ell = sh.ell_min(log_gap(sh.s, self.problem.p_star, pb), self.target,
-                         math.log(budget_per_step / sh.factor))
-        return pb, math.exp(ell) * sh.factor, key, ell
+        minus_best, key = self._refine_around(best_key, minus_p_bar)
+        p_bar = -minus_best
+        model = self.shape(*key)
+        ell = model.ell_min(log_gap(model.s, self.problem.p_star, p_bar), self.target,
+                            math.log(budget_per_step / model.factor))
+        return p_bar, math.exp(ell) * model.factor, key, ell

@@ -144,11 +144,11 @@ def _largest_within(search: ShapeSearch, max_evaluations: float, say) -> tuple[f
         f"{max_evaluations:g} expected evaluations")
     p_bar, cost, key, ell = search.max_p_bar(max_evaluations / T)
     if key is None or not math.isfinite(p_bar):
-        lo_pb = search.p_bar_range()[0]
+        p_lo = search.p_bar_range()[0]
         raise NotAchievable(
             f"no certified design fits {max_evaluations:g} expected evaluations over T={T} "
             f"(the cheapest considered needs about {cost * T:.6g})",
-            {"expected_evaluations": cost * T, "p_bar": lo_pb})
+            {"expected_evaluations": cost * T, "p_bar": p_lo})
     return p_bar, key, ell
 
 
@@ -188,9 +188,9 @@ def largest_certifiable_p_bar(search: ShapeSearch) -> float:
     lo, hi = search.p_bar_range()
     best = 0.0
     for key in search.grid_keys():
-        pb = search.shape(*key).max_p_bar(math.inf, search.target, max(lo, best), hi)
-        if math.isfinite(pb) and pb > best:
-            best = pb
+        p_bar = search.shape(*key).max_p_bar(math.inf, search.target, max(lo, best), hi)
+        if math.isfinite(p_bar) and p_bar > best:
+            best = p_bar
     return best
 
 
@@ -206,13 +206,13 @@ def frontier(problem: HorizonProblem, search: ShapeSearch | None = None, *, poin
             return ()
         p_bars = np.geomspace(hi * 1e-2, hi, points)
     out = []
-    for pb in p_bars:
-        _, key, ell = search.best_at(float(pb))
+    for p_bar in map(float, p_bars):
+        _, key, ell = search.best_at(p_bar)
         if key is None:
             continue
-        design, config = _design_for(problem, key, ell, float(pb))
+        design, config = _design_for(problem, key, ell, p_bar)
         cert = certificate(config)
-        out.append(FrontierPoint(p_bar=float(pb), s=key[0], c=key[1], theta=float(key[2]), rho=design.rho,
+        out.append(FrontierPoint(p_bar=p_bar, s=key[0], c=key[1], theta=float(key[2]), rho=design.rho,
                                  expected_evaluations=_expected_evaluations(problem, design, config),
                                  certified=cert.certified, failure_upper=cert.failure_upper))
     return tuple(out)
