@@ -38,7 +38,8 @@ from audits.bench.run import FULL_GRID, MEDIAN_CELL, gtm_critical_samples, quant
 from benchmarks.machine import machine_info  # noqa: E402
 from gtm_core import GTMConfig, formulas as F, make_plan  # noqa: E402
 from gtm_core.planners.exact_tails import expected_evaluations  # noqa: E402
-from gtm_core.planners.horizon import HorizonProblem, NotAchievable, tune  # noqa: E402
+from gtm_core.planners.horizon_problem import HorizonProblem, NotAchievable  # noqa: E402
+from gtm_core.planners.horizon_tune import tune  # noqa: E402
 
 BETA = 0.05
 
@@ -66,7 +67,7 @@ def _design(res) -> dict:
     d = res.design
     return {"s": d.s, "c": d.c, "rho": d.rho, "theta": d.theta, "p_bar": d.p_bar,
             "expected_evaluations": res.expected_evaluations,
-            "certified_failure_upper": res.certificate["failure_upper"], "certificate": res.certificate,
+            "certified_failure_upper": res.certificate.failure_upper, "certificate": res.certificate.to_dict(),
             "tune_seconds": res.seconds}
 
 

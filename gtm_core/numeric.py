@@ -8,16 +8,21 @@ Each formula in :mod:`gtm_core.formulas` takes a keyword ``dps``:
   as the decimal number, correctly rounded to the working precision.
 
 The backend object exposes the handful of elementary functions the paper uses.
+
+Shared numerical helpers, written once for the whole tree: outward rounding of an ``arb`` ball
+to a float (:func:`upper_float`, :func:`lower_float`) and the one-dimensional searches of the
+planners (:func:`golden_section_minimum`, :func:`integer_ternary_minimum`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
-from typing import Any
+from typing import Any, Callable
 
 import mpmath
 import numpy as np
+from flint import arb
 
 from .validation import check_int
 
@@ -124,3 +129,83 @@ def laplace_density(x, *, scale):
     """The Lap(0, b) density e^{-|x|/b} / (2b) (numpy, elementwise)."""
     x = np.asarray(x, dtype=float)
     return np.exp(-np.abs(x) / scale) / (2 * scale)
+
+
+# ---------------------------------------------------------------------------
+# Outward rounding of a ball to a float
+# ---------------------------------------------------------------------------
+
+
+def upper_float(x: arb) -> float:
+    """A float >= every point of the ball ``x`` (``inf`` for a non-finite ball).
+
+    ``float(x.upper())`` rounds to nearest and may fall below the ball's upper end; it is moved up
+    one ulp at a time until the float, read back exactly, is at or above it."""
+    if not x.is_finite():
+        return math.inf
+    hi = x.upper()
+    v = float(hi)
+    while not arb(v) >= hi:
+        v = math.nextafter(v, math.inf)
+    return v
+
+
+def lower_float(x: arb) -> float:
+    """A float <= every point of the ball ``x`` (``-inf`` for a non-finite ball)."""
+    if not x.is_finite():
+        return -math.inf
+    lo = x.lower()
+    v = float(lo)
+    while not arb(v) <= lo:
+        v = math.nextafter(v, -math.inf)
+    return v
+
+
+# ---------------------------------------------------------------------------
+# One-dimensional searches
+# ---------------------------------------------------------------------------
+
+GOLDEN_RATIO_CONJUGATE = (math.sqrt(5) - 1) / 2
+
+
+def golden_section_minimum(objective: Callable[[float], float], left: float, right: float,
+                           iterations: int = 10) -> tuple[float, float]:
+    """(x, objective(x)) of the better of the two interior probes after ``iterations`` golden-section
+    steps on [left, right] (a local minimum for a unimodal objective; no guarantee otherwise).
+
+    Each step keeps the side of the smaller probe (ties keep the left one) and places one new probe,
+    so the objective is evaluated ``iterations + 2`` times."""
+    g = GOLDEN_RATIO_CONJUGATE
+    x1, x2 = right - g * (right - left), left + g * (right - left)
+    f1, f2 = objective(x1), objective(x2)
+    for _ in range(iterations):
+        if f1 <= f2:
+            right, x2, f2 = x2, x1, f1
+            x1 = right - g * (right - left)
+            f1 = objective(x1)
+        else:
+            left, x1, f1 = x1, x2, f2
+            x2 = left + g * (right - left)
+            f2 = objective(x2)
+    return (x1, f1) if f1 <= f2 else (x2, f2)
+
+
+def integer_ternary_minimum(objective: Callable[[int], float], low: int, high: int) -> int:
+    """An integer in [low, high] minimising ``objective``: ternary search down to at most four
+    candidates, then the smallest of them (the first on ties). Exact for a unimodal objective;
+    each integer is evaluated at most once."""
+    values: dict[int, float] = {}
+
+    def value(k: int) -> float:
+        if k not in values:
+            values[k] = objective(k)
+        return values[k]
+
+    a, b = low, high
+    while b - a > 3:
+        m1, m2 = a + (b - a) // 3, b - (b - a) // 3
+        if value(m1) <= value(m2):
+            b = m2
+        else:
+            a = m1
+    return min(range(a, b + 1), key=value)

@@ -35,6 +35,7 @@ from flint import arb, ctx
 
 from gtm_core import formulas as F
 from gtm_core.config import PARAMETERIZATIONS
+from gtm_core.numeric import lower_float, upper_float
 from gtm_core.planners.budget import lambda_tail
 from gtm_core.zeta import zeta_enclosure
 
@@ -145,28 +146,9 @@ def poisson_chernoff_sf(k: int, mean: arb) -> arb:
     return (-mean + kk * (1 + mean.log() - kk.log())).exp()
 
 
-def upper(x: arb) -> float:
-    """A float >= every point of the ball (report values are rounded outward)."""
-    if not x.is_finite():
-        return math.inf
-    hi = x.upper()
-    v = float(hi)
-    while not arb(v) >= hi:
-        v = math.nextafter(v, math.inf)
-    return v
-
-
-def lower(x: arb) -> float:
-    """A float <= every point of the ball."""
-    if not x.is_finite():
-        return -math.inf
-    lo = x.lower()
-    v = float(lo)
-    while not arb(v) <= lo:
-        v = math.nextafter(v, -math.inf)
-    return v
-
-
+# report values are rounded outward: a float >= (upper) or <= (lower) every point of the ball
+upper = upper_float
+lower = lower_float
 _float_up = upper
 
 
@@ -214,7 +196,7 @@ def step_checks(sp, *, tau1: float, mu1: float, gamma: float, parameterization: 
             out["base_rate"] = out["continuation_chain"] = None
 
         if parameterization == "horizon":
-            # one union bound over the horizon inside the eta_1 integral (audits.certify.horizon):
+            # one union bound over the horizon inside the eta_1 integral (audits.certify.horizon_claims):
             # no per-step budgets, so neither the good-event tails nor the exact_noise inequalities apply
             out["poisson_halting_tail"] = out["poisson_continuation_tail"] = None
             out["integrated_halting_tail"] = out["integrated_continuation_tail"] = None
@@ -225,10 +207,10 @@ def step_checks(sp, *, tau1: float, mu1: float, gamma: float, parameterization: 
             # what its accuracy rests on; the noise-integrated probabilities are, checked here in arb.
             out["poisson_halting_tail"] = out["poisson_continuation_tail"] = None
             noise = noise_integrated_tails(sp, mu1=mu1)
-            out["integrated_halting_tail"] = noise["type_II_certified"]
-            out["integrated_continuation_tail"] = noise["type_I_certified"]
-            values["type_II_bound"] = noise["type_II_upper"]
-            values["type_I_bound"] = noise["type_I_upper"]
+            out["integrated_halting_tail"] = noise.type_II_certified
+            out["integrated_continuation_tail"] = noise.type_I_certified
+            values["type_II_bound"] = noise.type_II_upper
+            values["type_I_bound"] = noise.type_I_upper
         else:
             # The exact Poisson tails at the worst mean the good event allows (direct witness).
             if sp.s == 1:
@@ -291,9 +273,9 @@ def step_checks(sp, *, tau1: float, mu1: float, gamma: float, parameterization: 
     return out
 
 
-def noise_integrated_tails(sp, *, mu1: float) -> dict:
+def noise_integrated_tails(sp, *, mu1: float):
     """The exact_noise planner's two per-step inequalities, re-checked from the deployed step numbers
-    with the exact engine's arb closed form (gtm_core.exact_noise_calibration.certify_step):
+    with the exact engine's arb closed form (gtm_core.planners.exact_noise.certify_step):
     Pr[continue | eta_1 = mu_1, p = p*] <= beta^II_t and Pr[halt | eta_1 = 0, p = p_bar] <= beta^I_t,
     both integrated exactly over eta_2,t and the Poisson count."""
     from gtm_core.planners.exact_noise import certify_step

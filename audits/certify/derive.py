@@ -15,7 +15,7 @@ from proofs import plan_checks as PC
 
 from gtm_core.files import jsonable
 
-from . import horizon
+from . import horizon_claims
 from .model import Claim, Refusal, Witness
 from .progress import Progress
 from .refusals import refusals_for
@@ -78,7 +78,7 @@ def derive(config: GTMConfig, progress: Progress | None = None) -> Derivation:
     claims: list[Claim] = []
     claims += _privacy_claims(config, plan, sps, rows)
     if plan.parameterization == "horizon":  # one union bound over the horizon, not per-step budgets
-        claims += horizon.accuracy_claims(config, plan, rows)
+        claims += horizon_claims.accuracy_claims(config, plan, rows)
     else:
         claims += _accuracy_claims(config, plan, rows)
     claims += _cost_claims(config, plan, rows)

@@ -26,7 +26,8 @@ import click
 from gtm_core import GTMConfig, make_plan
 from gtm_core.files import write_atomic
 from gtm_core.planners.exact_tails import expected_evaluations
-from gtm_core.planners.horizon import HorizonProblem, NotAchievable, tune
+from gtm_core.planners.horizon_problem import HorizonProblem, NotAchievable
+from gtm_core.planners.horizon_tune import TuneResult, tune
 
 from .common import EXIT_CHECK_FAILED, UsageFailure, check_writable, guard, write_json
 
@@ -81,20 +82,20 @@ def write_plot(path: Path, result_payload: dict) -> str:
     return str(path)
 
 
-def payload_of(problem: HorizonProblem, result, references: list[dict]) -> dict:
+def payload_of(problem: HorizonProblem, result: TuneResult, references: list[dict]) -> dict:
     d = result.design
     cert = result.certificate
     return {
         "status": "certified",
         "problem": {"epsilon": problem.epsilon, "eps_t": problem.eps_t, "p_star": problem.p_star, "T": problem.T,
                     "beta": problem.beta},
-        "request": result.request,
+        "request": result.request.to_dict(),
         "chosen": {"s": d.s, "c": d.c, "rho": d.rho, "p_bar": d.p_bar, "theta": d.theta,
                    "expected_evaluations": result.expected_evaluations,
                    "expected_evaluations_per_step": result.expected_evaluations / problem.T,
-                   "certified_failure_upper": cert["failure_upper"], "certificate": cert},
+                   "certified_failure_upper": cert.failure_upper, "certificate": cert.to_dict()},
         "config": result.config.to_dict(),
-        "frontier": result.frontier,
+        "frontier": [point.to_dict() for point in result.frontier],
         "references": references,
         "seconds": result.seconds,
     }

@@ -8,7 +8,9 @@ its step planner and properties (:class:`Parameterization`):
 * ``exact``       - exact Poisson tails instead of the Chernoff thresholds: :mod:`.exact_tails`.
 * ``exact_noise`` - exact calibration integrated over the per-step noise eta_{2,t}: :mod:`.exact_noise`.
 * ``horizon``     - one certified union bound over the horizon inside the eta_1 integral, with the
-  configuration's own (s, c, rho, p_bar), chosen by ``gtm tune``: :mod:`.horizon` (docs/horizon.md).
+  configuration's own (s, c, rho, p_bar), chosen by ``gtm tune``: :mod:`.horizon` (the step), with
+  :mod:`.horizon_problem` (values, configuration), :mod:`.horizon_bound` (the arb certificate),
+  :mod:`.horizon_search` (the float search) and :mod:`.horizon_tune` (``gtm tune``, frontier); docs/horizon.md.
 
 Shared pieces: :mod:`.steps` (StepPlan, global noise, Lemma 11/20 helpers), :mod:`.rounding`
 (safe-direction rounding of every planned float), :mod:`.budget` (probability that a step needs

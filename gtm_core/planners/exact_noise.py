@@ -61,6 +61,8 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from flint import arb
@@ -70,12 +72,14 @@ from .. import formulas as F
 from ..config import GTMConfig
 from ..errors import UnsupportedConfiguration
 from ..exact import StepEval, StepModel, working_precision
+from ..numeric import upper_float
 from . import rounding as R
 from .steps import StepPlan, finish_step, lemma11_c
 from .theorem21 import theorem21_noise
 
 __all__ = [
     "step_probabilities_float",
+    "StepCertificate",
     "certify_step",
     "calibrate",
     "exact_noise_step",
@@ -367,8 +371,67 @@ def _refine(st: _Step, lo: int, hi: int, rho_lo: float, m_lo: float, rho_hi: flo
 # ---------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class StepCertificate:
+    """The ball-arithmetic certificate of one step's (I) and (II) (module docstring).
+
+    ``type_II`` = Pr[continue | eta_1 = mu_1, p = p*] and ``type_I`` = Pr[halt | eta_1 = 0, p = p_bar]
+    as ball texts (12 digits with radius), ``type_II_upper`` / ``type_I_upper`` floats >= the whole
+    balls, ``beta_II`` / ``beta_I`` their budgets and ``type_II_certified`` / ``type_I_certified``
+    whether each whole ball lies at or below its budget; ``certified`` is both.
+    :meth:`to_dict` is the serialised form (it adds the two evaluation points as text)."""
+
+    s: int
+    c: int
+    rho: float
+    type_II: str
+    type_I: str
+    type_II_upper: float
+    type_I_upper: float
+    beta_II: float
+    beta_I: float
+    type_II_certified: bool
+    type_I_certified: bool
+    precision_bits: int
+
+    TYPE_II_POINT: ClassVar[str] = "eta_1 = mu_1, p = p*"
+    TYPE_I_POINT: ClassVar[str] = "eta_1 = 0, p = p_bar"
+
+    @property
+    def certified(self) -> bool:
+        return self.type_II_certified and self.type_I_certified
+
+    def tied_certified(self, s: int) -> bool:
+        """The inequality the base rate is solved on: (II) for s = +1, (I) for s = -1."""
+        return self.type_II_certified if s == 1 else self.type_I_certified
+
+    def to_dict(self) -> dict:
+        return {
+            "s": self.s,
+            "c": self.c,
+            "rho": self.rho,
+            "type_II": self.type_II,
+            "type_I": self.type_I,
+            "type_II_upper": self.type_II_upper,
+            "type_I_upper": self.type_I_upper,
+            "beta_II": self.beta_II,
+            "beta_I": self.beta_I,
+            "type_II_certified": self.type_II_certified,
+            "type_I_certified": self.type_I_certified,
+            "certified": self.certified,
+            "type_II_point": self.TYPE_II_POINT,
+            "type_I_point": self.TYPE_I_POINT,
+            "precision_bits": self.precision_bits,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> StepCertificate:
+        fields = {k: v for k, v in d.items() if k not in ("certified", "type_II_point", "type_I_point")}
+        return cls(**fields)
+
+
 def certify_step(s: int, c: int, rho: float, *, eps_t: float, tau2: float, mu1: float, p_star: float,
-                 p_bar: float, beta_I: float, beta_II: float, t: int = 0) -> dict:
+                 p_bar: float, beta_I: float, beta_II: float, t: int = 0) -> StepCertificate:
     """Ball-arithmetic certificate of (I) and (II) for one step (see the module docstring).
 
     type_II = Pr[continue | eta_1 = mu_1, p = p*], type_I = Pr[halt | eta_1 = 0, p = p_bar], both
@@ -388,41 +451,21 @@ def certify_step(s: int, c: int, rho: float, *, eps_t: float, tau2: float, mu1: 
         type_I = ev_I.probs(arb(0))[1]
         ok_II = bool(type_II <= arb(float(beta_II)))
         ok_I = bool(type_I <= arb(float(beta_I)))
-    return {
-        "s": s,
-        "c": int(c),
-        "rho": float(rho),
-        "type_II": type_II.str(12, radius=True),
-        "type_I": type_I.str(12, radius=True),
-        "type_II_upper": _upper_float(type_II),
-        "type_I_upper": _upper_float(type_I),
-        "beta_II": float(beta_II),
-        "beta_I": float(beta_I),
-        "type_II_certified": ok_II,
-        "type_I_certified": ok_I,
-        "certified": ok_II and ok_I,
-        "type_II_point": "eta_1 = mu_1, p = p*",
-        "type_I_point": "eta_1 = 0, p = p_bar",
-        "precision_bits": bits,
-    }
+    return StepCertificate(
+        s=s, c=int(c), rho=float(rho),
+        type_II=type_II.str(12, radius=True), type_I=type_I.str(12, radius=True),
+        type_II_upper=upper_float(type_II), type_I_upper=upper_float(type_I),
+        beta_II=float(beta_II), beta_I=float(beta_I),
+        type_II_certified=ok_II, type_I_certified=ok_I, precision_bits=bits,
+    )
 
 
-def _upper_float(x: arb) -> float:
-    """A float >= every point of the ball."""
-    if not x.is_finite():
-        return math.inf
-    v = float(x.upper())
-    while not arb(v) >= x.upper():
-        v = math.nextafter(v, math.inf)
-    return v
-
-
-def _certify(st: _Step, c: int, rho: float) -> dict:
+def _certify(st: _Step, c: int, rho: float) -> StepCertificate:
     return certify_step(st.s, c, rho, eps_t=st.eps, tau2=st.tau2, mu1=st.mu1, p_star=st.spec.p_star,
                         p_bar=st.p_bar, beta_I=st.beta_I, beta_II=st.beta_II, t=st.t)
 
 
-def calibrate(config: GTMConfig, t: int) -> tuple[_Step, int, float, dict]:
+def calibrate(config: GTMConfig, t: int) -> tuple[_Step, int, float, StepCertificate]:
     """(step data, c, rho, certificate) of step t; raises UnsupportedConfiguration if uncertifiable."""
     st = _Step(config, t)
     key = (config.gtm, st.spec.eps_t, st.spec.p_star, st.spec.delta_t)
@@ -440,9 +483,9 @@ def calibrate(config: GTMConfig, t: int) -> tuple[_Step, int, float, dict]:
             # s=+1: a larger rho only helps (II); s=-1: a larger rho only helps (I) - the tied one
             r = rho * (1 + k * 1e-9) if k else rho
             cert = _certify(st, c_try, r)
-            if cert["certified"]:
+            if cert.certified:
                 return st, c_try, r, cert
-            if not (cert["type_II_certified"] if st.s == 1 else cert["type_I_certified"]):
+            if not cert.tied_certified(st.s):
                 continue  # the tied inequality: nudge rho up
             break  # the other one fails: a larger c is needed
     raise UnsupportedConfiguration(
@@ -452,7 +495,7 @@ def calibrate(config: GTMConfig, t: int) -> tuple[_Step, int, float, dict]:
 
 
 @functools.lru_cache(maxsize=100_000)
-def _calibrated(config: GTMConfig, t: int) -> tuple[_Step, int, float, dict]:
+def _calibrated(config: GTMConfig, t: int) -> tuple[_Step, int, float, StepCertificate]:
     return calibrate(config, t)
 
 
@@ -474,6 +517,6 @@ def exact_noise_step(config: GTMConfig, t: int) -> StepPlan:
 def step_certificate(config: GTMConfig, t: int) -> dict:
     """The ball-arithmetic certificate of step t's (I) and (II), with Theorem 21's c_t, rho_t for reference."""
     st, c, rho, cert = _calibrated(config, t)
-    return {**cert, "t": t, "beta_t": st.beta_t, "p_bar": st.p_bar, "p_star": st.spec.p_star,
+    return {**cert.to_dict(), "t": t, "beta_t": st.beta_t, "p_bar": st.p_bar, "p_star": st.spec.p_star,
             "c_theorem21": st.c21}
 

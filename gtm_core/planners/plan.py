@@ -25,7 +25,7 @@ from .steps import StepPlan, checked_step_plan, global_noise
 from .theorem21 import theorem21_step
 from .theorem23 import theorem23_step
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Parameterization:
     """What the suite needs to know about one parameterization (read this instead of listing names).
 
@@ -48,11 +48,16 @@ class Parameterization:
 REGISTRY: dict[str, Parameterization] = {
     p.name: p
     for p in (
-        Parameterization("theorem21", theorem21_step, "theorem21", True, False, True),
-        Parameterization("theorem23", theorem23_step, "theorem23", True, True, True),
-        Parameterization("exact", exact_step, "theorem21", False, False, False),
-        Parameterization("exact_noise", exact_noise_step, "theorem21", False, False, False),
-        Parameterization("horizon", horizon_step, "horizon", False, False, False),
+        Parameterization(name="theorem21", step_planner=theorem21_step, noise="theorem21",
+                         chernoff_thresholds=True, ex_post=False, in_paper=True),
+        Parameterization(name="theorem23", step_planner=theorem23_step, noise="theorem23",
+                         chernoff_thresholds=True, ex_post=True, in_paper=True),
+        Parameterization(name="exact", step_planner=exact_step, noise="theorem21",
+                         chernoff_thresholds=False, ex_post=False, in_paper=False),
+        Parameterization(name="exact_noise", step_planner=exact_noise_step, noise="theorem21",
+                         chernoff_thresholds=False, ex_post=False, in_paper=False),
+        Parameterization(name="horizon", step_planner=horizon_step, noise="horizon",
+                         chernoff_thresholds=False, ex_post=False, in_paper=False),
     )
 }
 if tuple(REGISTRY) != PARAMETERIZATIONS:  # one list of names: the configuration's

@@ -59,3 +59,62 @@ def test_exactly_one_parameter():
         laplace_cdf(0.0)
     with pytest.raises(TypeError):
         laplace_cdf(0.0, scale=1.0, rate=1.0)
+
+
+# ---------------------------------------------------------------------------
+# outward rounding and the one-dimensional searches
+# ---------------------------------------------------------------------------
+
+from flint import arb, ctx  # noqa: E402
+
+from gtm_core.numeric import golden_section_minimum, integer_ternary_minimum, lower_float, upper_float  # noqa: E402
+
+
+@pytest.mark.parametrize("text", ["1/3", "2/3", "1e-300/7", "-5/11", "123456789/1000"])
+def test_outward_rounding_brackets_the_ball(text):
+    num, den = text.split("/")
+    old = ctx.prec
+    ctx.prec = 200
+    try:
+        ball = arb(num) / arb(den)
+        hi, lo = upper_float(ball), lower_float(ball)
+        assert bool(arb(hi) >= ball.upper()) and bool(arb(lo) <= ball.lower())
+        # tight: one ulp inwards is inside the ball's hull or beyond it on the other side
+        assert not bool(arb(math.nextafter(hi, -math.inf)) >= ball.upper())
+        assert not bool(arb(math.nextafter(lo, math.inf)) <= ball.lower())
+    finally:
+        ctx.prec = old
+
+
+def test_outward_rounding_of_non_finite_balls():
+    assert upper_float(arb("inf")) == math.inf and lower_float(arb("inf")) == -math.inf
+    assert upper_float(arb("nan")) == math.inf
+
+
+def test_golden_section_finds_a_unimodal_minimum_in_iterations_plus_two_evaluations():
+    calls = []
+
+    def f(x):
+        calls.append(x)
+        return (x - 0.3) ** 2
+
+    x, fx = golden_section_minimum(f, -1.0, 2.0, iterations=40)
+    assert x == pytest.approx(0.3, abs=1e-6) and fx == f(x)
+    assert len(calls) == 43  # 40 + 2 probes, plus the check above
+
+
+def test_golden_section_ten_steps_narrow_by_the_golden_ratio():
+    x, _ = golden_section_minimum(lambda v: abs(v - 7.0), 0.0, 10.0)
+    assert abs(x - 7.0) <= 10.0 * 0.6181 ** 10
+
+
+@pytest.mark.parametrize("low, high, best", [(0, 100, 37), (0, 3, 3), (37, 37, 37), (40, 90, 40), (0, 36, 36)])
+def test_integer_ternary_minimum_of_a_unimodal_function(low, high, best):
+    seen = []
+
+    def f(k):
+        seen.append(k)
+        return abs(k - 37)
+
+    assert integer_ternary_minimum(f, low, high) == best
+    assert len(seen) == len(set(seen))  # each integer evaluated once

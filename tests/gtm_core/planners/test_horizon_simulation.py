@@ -19,7 +19,8 @@ import pytest
 from scipy import stats
 
 from gtm_core import make_plan
-from gtm_core.planners.horizon import HorizonDesign, HorizonProblem, config_of, failure_bound
+from gtm_core.planners.horizon_bound import failure_bound
+from gtm_core.planners.horizon_problem import HorizonDesign, HorizonProblem, config_of
 from gtm_core.planners import global_noise
 from gtm_core.simulator import simulate
 
@@ -89,7 +90,7 @@ def _tight_design() -> tuple[HorizonProblem, HorizonDesign]:
     for _ in range(14):
         mid = (lo * hi) ** 0.5
         d = dataclasses.replace(base, p_bar=mid)
-        if failure_bound(problem, d, tau1=tau1, mu1=mu1, tau2=tau2)["certified"]:
+        if failure_bound(problem, d, tau1=tau1, mu1=mu1, tau2=tau2).certified:
             lo = mid
         else:
             hi = mid
@@ -102,9 +103,9 @@ def test_power_twenty_percent_overclaim_is_rejected_where_tight():
     cfg = config_of(problem, tight)
     tau1, mu1, tau2 = global_noise(cfg)
     b = failure_bound(problem, tight, tau1=tau1, mu1=mu1, tau2=tau2)
-    assert b["certified"] and b["failure_upper"] > 0.97 * problem.beta  # tight
+    assert b.certified and b.failure_upper > 0.97 * problem.beta  # tight
     over = dataclasses.replace(tight, p_bar=tight.p_bar * 1.2)
-    assert not failure_bound(problem, over, tau1=tau1, mu1=mu1, tau2=tau2)["certified"]
+    assert not failure_bound(problem, over, tau1=tau1, mu1=mu1, tau2=tau2).certified
     plan = make_plan(cfg)
     # the honest claim is not rejected by the statistical test ...
     res = simulate(plan, [tight.p_bar], N, np.random.default_rng(7))

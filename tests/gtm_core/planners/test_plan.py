@@ -367,6 +367,18 @@ def test_overflowing_configuration_is_a_typed_error():
 # --- the one registry of parameterizations (issue 12) ----------------------------------------
 
 
+def test_parameterization_properties_are_given_by_name():
+    """The registry's booleans are keyword-only: a positional (name, planner, noise, flags...) list fails."""
+    from gtm_core.planners import REGISTRY, Parameterization
+
+    info = REGISTRY["exact"]
+    with pytest.raises(TypeError):
+        Parameterization("exact", info.step_planner, "theorem21", False, False, False)
+    again = Parameterization(name="exact", step_planner=info.step_planner, noise="theorem21",
+                             chernoff_thresholds=False, ex_post=False, in_paper=False)
+    assert again == info
+
+
 @pytest.mark.parametrize("epsilon", [1.0, 0.3])  # at 0.3 rounding moves tau_2 by an ulp
 def test_registry_is_the_configuration_s_list_and_its_properties_hold(epsilon):
     from gtm_core.config import PARAMETERIZATIONS

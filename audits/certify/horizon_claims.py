@@ -1,4 +1,5 @@
-"""`gtm certify` claims of the ``horizon`` parameterization (:mod:`gtm_core.planners.horizon`).
+"""`gtm certify` claims of the ``horizon`` parameterization (:mod:`gtm_core.planners.horizon`; the bound
+is :func:`gtm_core.planners.horizon_bound.failure_bound`).
 
 Its accuracy rests on one inequality over the whole horizon, not on per-step budgets:
 
@@ -14,7 +15,8 @@ claims instead of Theorem 21's per-step accuracy claims for this parameterizatio
 
 from __future__ import annotations
 
-from gtm_core.planners.horizon import design_of, failure_bound, problem_of
+from gtm_core.planners.horizon_bound import failure_bound
+from gtm_core.planners.horizon_problem import design_of, problem_of
 
 from .model import Claim, Witness
 
@@ -33,16 +35,16 @@ def union_bound_claim(config, plan, rows) -> Claim:
         f"t <= T={problem.T} with p_t >= p* = {problem.p_star:g} and continues past every step t <= T with "
         f"p_t <= p_bar = {design.p_bar:.6g}: int_0^inf min(1, T max(H(x), C(x))) f_1(x) dx <= beta, H, C the exact "
         f"per-step error probabilities given eta_1 = x (union bound over the T steps inside the eta_1 integral).")
-    values = {"failure_upper": bound["failure_upper"], "failure_ball": bound["failure_ball"],
+    values = {"failure_upper": bound.failure_upper, "failure_ball": bound.failure_ball,
               "beta": problem.beta, "p_bar": design.p_bar, "p_star": problem.p_star, "horizon": problem.T,
               "s": design.s, "c": design.c, "rho": design.rho, "theta": design.theta,
-              "panels": bound["panels"], "eta1_cutoff": bound["U"], "tail_upper": bound["tail_upper"]}
+              "panels": bound.panels, "eta1_cutoff": bound.eta1_cutoff, "tail_upper": bound.tail_upper}
     details = {"method": "monotone panel bound in arb: H non-increasing, C non-decreasing in eta_1; panel masses "
                          "e^{-x_a/tau1} - e^{-x_b/tau1}; tail e^{-U/tau1}; every planner panel halved",
                "module": "gtm_core.planners.horizon.failure_bound",
-               "precision_bits": bound["precision_bits"]}
+               "precision_bits": bound.precision_bits}
     return _claim("accuracy.horizon-union-bound", statement, values, "interval-arithmetic", details,
-                  "pass" if bound["certified"] else "fail")
+                  "pass" if bound.certified else "fail")
 
 
 def steps_claim(config, rows) -> Claim:
