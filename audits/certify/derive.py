@@ -82,6 +82,8 @@ def derive(config: GTMConfig, progress: Progress | None = None) -> Derivation:
     else:
         claims += _accuracy_claims(config, plan, rows)
     claims += _cost_claims(config, plan, rows)
+    if not plan.pure:  # a step over budget stops the run: the accuracy claim must include it
+        claims.append(budget_stop_claim(config, plan, rows, claims))
     claims += _purification_claims(config, rows)
     refusals = refusals_for(config, plan, rows, claims, progress)
     return Derivation(plan=plan, steps=rows, globals=glob, claims=claims, refusals=refusals)
@@ -177,6 +179,62 @@ def _privacy_claims(config, plan, sps, rows) -> list[Claim]:
     return out
 
 
+def budget_stop_total(rows) -> Any:
+    """An arb ball enclosing sum_t (rigorous upper bound on Pr[N_t > budget_t]) over the steps
+    (``proofs.plan_checks.budget_exceed_bound`` per step; exact float64 summands, arb sum): an upper
+    bound on the probability that some step up to the horizon exceeds its evaluation budget (union bound)."""
+    total = PC.exact(0.0)
+    for r in rows:
+        total += PC.exact(r["budget_exceed_upper"])
+    return total
+
+
+ACCURACY_BOUND_CLAIMS = (("accuracy.horizon-union-bound", "failure_upper"),
+                         ("accuracy.failure-allocation", "total_upper"))
+
+
+def accuracy_failure_upper(claims: list[Claim]) -> tuple[str, float]:
+    """(claim id, value) of the rigorous upper bound on Algorithm 1's accuracy failure probability among
+    ``claims``: the horizon planner's union bound inside the eta_1 integral, else the union bound of the
+    per-step failure allocation (Theorem 21/23 accounting)."""
+    by_id = {c.id: c for c in claims}
+    for cid, key in ACCURACY_BOUND_CLAIMS:
+        if cid in by_id:
+            return cid, float(by_id[cid].values[key])
+    raise UnsupportedConfiguration("no accuracy union-bound claim to combine with the budget stops")
+
+
+def budget_stop_claim(config, plan, rows, claims: list[Claim]) -> Claim:
+    """accuracy.budget-stops (``evaluation_budget = "refuse"`` only): the run fails when Algorithm 1 errs
+    or when some step up to the horizon exceeds its budget and the run stops. On the same noise the
+    deployed run agrees with Algorithm 1 unless a budget stop happens, so Pr[failure] <= A + B, A the
+    accuracy union bound (``accuracy_failure_upper``) and B = sum_t Pr[N_t > budget_t]
+    (``budget_stop_total``); A + B <= beta is checked in arb (outward rounding)."""
+    beta = config.gtm.beta
+    source, acc = accuracy_failure_upper(claims)
+    with PC.arb_precision():
+        stops = budget_stop_total(rows)
+        combined = PC.exact(acc) + stops
+        ok = bool(combined <= PC.exact(beta))
+        combined_upper, stop_upper = PC.upper(combined), PC.upper(stops)
+    statement = (
+        f"With evaluation_budget = \"refuse\" a step that exceeds its evaluation budget stops the run in its "
+        f"failed state, so that stop is a failure too: with probability >= 1 - beta = {1 - beta:g} the GTM halts at "
+        f"every step t <= T={len(rows)} with p_t >= p*_t, continues past every step t <= T with p_t <= p_bar_t "
+        f"and stops on no budget: Pr[failure] <= {acc:.6g} ({source}) + {stop_upper:.6g} (sum_t Pr[N_t > "
+        f"budget_t]) = {combined_upper:.6g} <= beta = {beta:g} (coupling on the same noise).")
+    return Claim(
+        "accuracy.budget-stops", "accuracy", statement,
+        {"accuracy_upper": acc, "accuracy_claim": source, "budget_stop_upper": stop_upper,
+         "combined_upper": combined_upper, "beta": beta},
+        Witness("interval-arithmetic", {"method": "arb sum of the accuracy union bound and the rigorous per-step "
+                                        "Pr[N_t > budget_t] bounds, rounded outward",
+                                        "module": "proofs.plan_checks.budget_exceed_bound",
+                                        "precision_bits": PC.ARB_PREC}),
+        _status(ok),
+    )
+
+
 def _approximate_claim(config, plan, rows) -> Claim:
     """privacy.approximate: the (epsilon, delta) claim of a deployment that enforces its evaluation
     budget by refusal (``Plan.privacy_delta``): delta = (1 + e^eps) sum_t Pr[N_t > budget_t], the
@@ -184,9 +242,7 @@ def _approximate_claim(config, plan, rows) -> Claim:
     sum and factor evaluated in arb with outward rounding."""
     eps = plan.worst_claimed_loss()
     with PC.arb_precision():
-        total = PC.exact(0.0)
-        for r in rows:
-            total += PC.exact(r["budget_exceed_upper"])
+        total = budget_stop_total(rows)
         delta = (1 + PC.exact(eps).exp()) * total
         delta_upper, stop_upper = PC.upper(delta), PC.upper(total)
     worst = max(rows, key=lambda r: r["budget_exceed_upper"])

@@ -44,6 +44,11 @@ def refusals_for(config, plan, rows, claims, progress) -> list[Refusal]:
         elif cid == "cost.budget-exceed":
             progress.say("refused: evaluation budget too small; computing the fix")
             out.append(fix_budget(config, plan, rows))
+        elif cid == "accuracy.budget-stops":
+            progress.say("refused: accuracy failure plus budget stops exceed beta; computing the fix")
+            v = failed[cid].values
+            out.append(fix_budget(config, plan, rows, allowance=config.gtm.beta - v["accuracy_upper"],
+                                  claim_id=cid))
         else:
             c = failed[cid]
             out.append(Refusal(cid, f"claim {cid} fails: {c.statement}",
@@ -178,14 +183,20 @@ def budget_bound_words(total: float, beta: float) -> str:
     return text + (" (a bound above 1, not a probability)" if total >= 1 else "")
 
 
-def fix_budget(config: GTMConfig, plan, rows) -> Refusal:
-    """The budget is hit with probability above beta: the smallest evaluation_budget_factor that works."""
-    beta = config.gtm.beta
+def fix_budget(config: GTMConfig, plan, rows, *, allowance: float | None = None,
+               claim_id: str = "cost.budget-exceed") -> Refusal:
+    """The budget is hit with probability above ``allowance`` (default beta; for ``accuracy.budget-stops``
+    beta minus the accuracy union bound): the smallest evaluation_budget_factor that works."""
+    beta = config.gtm.beta if allowance is None else allowance
+    if not beta > 0:
+        return Refusal(claim_id, f"the accuracy union bound leaves no room for budget stops within beta = "
+                       f"{config.gtm.beta:g}", "evaluation_budget = \"none\" (the budget is reported, never "
+                       "enforced; the GTM is then pure epsilon-DP)", {})
     lo, hi = config.gtm.evaluation_budget_factor, config.gtm.evaluation_budget_factor
     while _budget_total(config, plan, rows, hi) > beta:
         lo, hi = hi, hi * 4
         if hi > 1e9:
-            return Refusal("cost.budget-exceed",
+            return Refusal(claim_id,
                            "the evaluation budget is exceeded with probability above beta for every budget factor "
                            "up to 1e9 (the Pareto tail of lambda_t is too heavy)",
                            "reduce eps_t relative to epsilon (heavier tails come from eps_t tau2 near 1)", {})
@@ -205,10 +216,13 @@ def fix_budget(config: GTMConfig, plan, rows) -> Refusal:
         cfg = config.with_changes(evaluation_budget_factor=f)
         p2 = make_plan(cfg)
     total = math.fsum(r["budget_exceed_upper"] for r in rows)
+    words = (budget_bound_words(total, beta) if allowance is None else
+             f"the union bound sum_t Pr[N_t > budget_t] = {total:.3g} exceeds beta minus the accuracy union bound "
+             f"= {beta:.3g}")
     return Refusal(
-        "cost.budget-exceed",
+        claim_id,
         f"the evaluation budget (factor {config.gtm.evaluation_budget_factor:g} x lambda_bar_t) is too small: "
-        f"{budget_bound_words(total, beta)}",
+        f"{words}",
         f"smallest change that works: evaluation_budget_factor >= {f:g} (3 significant digits)",
         {"smallest_budget_factor": f},
     )

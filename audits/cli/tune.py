@@ -29,7 +29,10 @@ from gtm_core.planners.exact_tails import expected_evaluations
 from gtm_core.planners.horizon_problem import HorizonProblem, NotAchievable
 from gtm_core.planners.horizon_tune import TuneResult, tune
 
+from proofs.plan_checks import THRESHOLD_RATIO_FLOOR, first_unusable_step
+
 from .common import EXIT_CHECK_FAILED, UsageFailure, check_writable, guard, write_json
+from .plan import unusable_reason
 
 REFERENCE_THETAS = {"theorem21": (0.5, 1.0, 2.0), "exact_noise": (1.0,)}
 
@@ -49,6 +52,18 @@ def reference_points(problem: HorizonProblem) -> list[dict]:
             out.append({"planner": name, "theta": th, "p_bar": plan.step(problem.T).p_bar,
                         "expected_evaluations": ev})
     return out
+
+
+def plan_screen(config: GTMConfig) -> tuple[str, dict] | None:
+    """``gtm plan``'s refusal of a configuration (``proofs.plan_checks.first_unusable_step``, the
+    certificate's threshold-ratio floor): None for a usable configuration, else (reason, best) with
+    best the smallest usable p_bar at the first unusable step. ``gtm tune`` never offers a design that
+    ``gtm plan`` / ``gtm certify`` refuse."""
+    bad = first_unusable_step(make_plan(config))
+    if bad is None:
+        return None
+    return (f"the certified design is refused by `gtm plan`: {unusable_reason(bad)}",
+            {"usable_p_bar_min": THRESHOLD_RATIO_FLOOR * bad.p_star})
 
 
 def write_plot(path: Path, result_payload: dict) -> str:
@@ -152,7 +167,8 @@ def command(epsilon, eps_t, p_star, horizon, beta, p_bar, max_evaluations, json_
         click.echo(f"[tune {time.monotonic() - t0:6.1f}s] {msg}", err=True)
 
     try:
-        result = tune(problem, p_bar=p_bar, max_evaluations=max_evaluations, progress=say, frontier_points=8)
+        result = tune(problem, p_bar=p_bar, max_evaluations=max_evaluations, progress=say, frontier_points=8,
+                      screen=plan_screen)
     except NotAchievable as exc:
         click.echo(f"gtm tune: not achievable: {exc}")
         write_json(jp, {"status": "not-achievable", "message": str(exc), "best": exc.best,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import asdict, dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -153,11 +154,21 @@ def _largest_within(search: ShapeSearch, max_evaluations: float, say) -> tuple[f
 
 
 def tune(problem: HorizonProblem, *, p_bar: float | None = None, max_evaluations: float | None = None,
-         progress=None, frontier_points: int = 0) -> TuneResult:
+         progress=None, frontier_points: int = 0,
+         screen: Callable[[GTMConfig], tuple[str, dict] | None] | None = None) -> TuneResult:
     """A certified design: the cheapest at a required ``p_bar``, or the largest p_bar whose expected
     evaluations over the horizon (a run that never halts) are at most ``max_evaluations``.
 
-    Raises :class:`NotAchievable` (with the best achievable value) when no certified design meets the request."""
+    ``screen``: the refusals the design's users apply (``gtm tune`` passes ``gtm plan``'s usability
+    screen); called on the certified configuration, it returns None or (reason, best achievable value),
+    and a design it refuses is not returned. The p_bar is the request's or the largest within the budget,
+    so no other design of the request passes a threshold-ratio screen either.
+
+    The configuration has ``evaluation_budget = "none"``: the budget is reported, never enforced, so no
+    run stops on it and the certified failure bound is the whole failure probability.
+
+    Raises :class:`NotAchievable` (with the best achievable value) when no certified design meets the
+    request or ``screen`` refuses it."""
     t0 = time.perf_counter()
     say = progress or (lambda msg: None)
     _check_request(problem, p_bar, max_evaluations)
@@ -177,6 +188,9 @@ def tune(problem: HorizonProblem, *, p_bar: float | None = None, max_evaluations
         say(f"certificate {cert.failure_upper:.6g} vs beta {problem.beta:g}: retrying with a larger margin")
     else:
         raise UnsupportedConfiguration("the horizon search found no design whose certificate reaches beta")
+    refused = screen(config) if screen is not None else None
+    if refused is not None:
+        raise NotAchievable(*refused)
     points = frontier(problem, search, points=frontier_points) if frontier_points else ()
     return TuneResult(config=config, design=design, certificate=cert, expected_evaluations=evaluations,
                       frontier=tuple(points), request=TuneRequest(p_bar=p_bar, max_evaluations=max_evaluations),

@@ -38,8 +38,10 @@ class StepPlan:
         p_star: the target p*_t.
         delta_t: the input mechanism's delta_t (0 = pure).
         beta_t: this step's share of the failure probability beta.
-        beta_I: the Type I error allowance (continuing although p_t >= p*_t).
-        beta_II: the Type II error allowance (halting although p_t <= p_bar_t).
+        beta_I: the Type I error allowance (halting although p_t <= p_bar_t: the continuation
+            guarantee; ``horizon``, ``exact_noise`` and Lemma 20 (1b)/(2b) use the same names).
+        beta_II: the Type II error allowance (continuing although p_t >= p*_t: the halting
+            guarantee, Lemma 20 (1a)/(2a)).
         phi: the purification crossover phi_t (Lemma 24; 0 when delta_t = 0).
         evaluation_budget: the most mechanism evaluations this step may make.
         budget_exceed_probability: an upper bound on Pr[N_t > evaluation_budget].

@@ -38,3 +38,40 @@ def test_a_refusing_budget_gets_an_approximate_claim_and_no_pure_claim():
     pure = derive(_cfg(horizon=20), Progress(False))
     ids = {c.id: c for c in pure.claims}
     assert ids["privacy.pure-epsilon"].status == "pass" and "privacy.approximate" not in ids
+    assert "accuracy.budget-stops" not in ids  # "none": no budget stop exists, nothing to add
+    stops = claims["accuracy.budget-stops"]  # "refuse": the accuracy claim includes the budget stops
+    v = stops.values
+    assert stops.status == "pass" and v["accuracy_claim"] == "accuracy.failure-allocation"
+    assert v["accuracy_upper"] == claims["accuracy.failure-allocation"].values["total_upper"]
+    assert v["combined_upper"] >= v["accuracy_upper"] + v["budget_stop_upper"]
+    assert v["combined_upper"] <= 0.05
+
+
+def _horizon_refusing(factor):
+    c = GTMConfig.load("examples/horizon.toml").to_dict()
+    return GTMConfig.from_dict({**c, "gtm": {**c["gtm"], "evaluation_budget": "refuse",
+                                             "evaluation_budget_factor": factor}})
+
+
+def test_a_design_whose_union_bound_alone_fits_but_not_with_budget_stops_is_refused():
+    """Planted: the horizon example (union bound 0.0486 <= beta = 0.05) enforcing a budget of 2 x
+    lambda_bar_t: sum_t Pr[N_t > budget_t] ~ 0.0016 is <= beta on its own (cost.budget-exceed passes),
+    but the two together exceed beta, so the certificate's accuracy claim is refused."""
+    from audits.certify.derive import derive
+    from audits.certify.progress import Progress
+
+    d = derive(_horizon_refusing(2.0), Progress(False))
+    claims = {c.id: c for c in d.claims}
+    union = claims["accuracy.horizon-union-bound"]
+    assert union.status == "pass" and union.values["failure_upper"] <= 0.05
+    assert claims["cost.budget-exceed"].status == "pass"
+    stops = claims["accuracy.budget-stops"]
+    v = stops.values
+    assert v["accuracy_claim"] == "accuracy.horizon-union-bound" and v["accuracy_upper"] == union.values["failure_upper"]
+    assert v["budget_stop_upper"] <= 0.05 < v["combined_upper"]
+    assert stops.status == "fail" and "stops on no budget" in stops.statement
+    (r,) = d.refusals
+    assert r.claim_id == "accuracy.budget-stops" and "evaluation_budget_factor >=" in r.fix
+    fixed = derive(_horizon_refusing(r.fix_values["smallest_budget_factor"]), Progress(False))
+    fixed_stops = next(c for c in fixed.claims if c.id == "accuracy.budget-stops")
+    assert fixed_stops.status == "pass" and not fixed.refusals
