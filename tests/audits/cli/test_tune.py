@@ -71,3 +71,40 @@ def test_impossible_request_exits_1_with_best_value(tmp_path):
     assert "largest certifiable p_bar" in json.loads(js.read_text())["message"]
     best = json.loads(js.read_text())["best"]["p_bar"]
     assert 0.005 < best < 0.45
+
+
+def _horizon_example(**gtm):
+    from pathlib import Path
+
+    c = GTMConfig.load(Path(__file__).resolve().parents[3] / "examples" / "horizon.toml").to_dict()
+    return GTMConfig.from_dict({**c, "gtm": {**c["gtm"], **gtm}})
+
+
+def test_plan_screen_is_gtm_plans_refusal(tmp_path):
+    """`gtm tune` screens its design with `gtm plan`'s own check: it passes the example and refuses, with
+    `gtm plan`'s reason, a certified design whose p_bar/p* is below the usability floor."""
+    from audits.cli.tune import plan_screen
+
+    assert plan_screen(_horizon_example()) is None
+    tiny = _horizon_example(p_bar=4.013e-7)  # smaller p_bar: the union bound still certifies
+    reason, best = plan_screen(tiny)
+    assert "refused by `gtm plan`" in reason and "unusable configuration" in reason
+    assert best == {"usable_p_bar_min": pytest.approx(1e-4 * 0.5)}
+    path = tmp_path / "tiny.toml"
+    path.write_text(tiny.to_toml())
+    r = _run(["plan", str(path)])
+    assert r.exit_code == 1
+
+
+@pytest.mark.slow
+def test_a_request_below_the_usability_floor_is_not_achievable(tmp_path):
+    """eps_t/eps = 0.25, T = 10: the search certifies a c = 0 design at p_bar = 4.013e-7, which `gtm plan`
+    refuses (p_bar/p* = 8e-7 < 1e-4); `gtm tune` reports it not achievable instead of offering it."""
+    js, out = tmp_path / "x.json", tmp_path / "x.toml"
+    args = ["tune", "--epsilon", "1", "--eps-t", "0.25", "--p-star", "0.5", "--horizon", "10",
+            "--p-bar", "4.013e-7", "--json", str(js), "--out", str(out)]
+    assert _exit_code(args) == 1
+    doc = json.loads(js.read_text())
+    assert doc["status"] == "not-achievable" and "refused by `gtm plan`" in doc["message"]
+    assert doc["best"]["usable_p_bar_min"] == pytest.approx(5e-5)
+    assert not out.exists()
