@@ -28,7 +28,6 @@ from gtm_core.files import write_atomic
 from gtm_core.planners.exact_tails import expected_evaluations
 from gtm_core.planners.horizon_problem import HorizonProblem, NotAchievable
 from gtm_core.planners.horizon_tune import TuneResult, tune
-
 from proofs.plan_checks import THRESHOLD_RATIO_FLOOR, first_unusable_step
 
 from .common import EXIT_CHECK_FAILED, UsageFailure, check_writable, guard, write_json
