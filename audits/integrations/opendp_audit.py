@@ -580,7 +580,7 @@ def _pure_audit(target, pairs, labels, pilot_outputs, *, epsilon, seconds, max_s
     problem = OrderedFiniteProblem(target, pairs, book, target.coder.ordered, labels=labels)
     problem.initial_samples = FIRST_ROUND_RUNS
     result = run_audit(problem, epsilon=epsilon, seconds=seconds, max_samples=max_samples, seed=seed,
-                       confidence=confidence, progress=progress, target_name=name, selection_share=0.25,
+                       confidence=confidence, progress=progress, target_name=name, n0=FIRST_ROUND_RUNS, selection_share=0.25,
                        validation_share=0.1)
     return FiniteAudit(result, book, 0)
 
