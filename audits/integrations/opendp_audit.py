@@ -62,8 +62,9 @@ CURVE_DELTAS = (0.2, 0.1, 0.05)  # the claimed delta(eps) levels at which a curv
 MAX_EXACT_INTEGERS = 64  # integer outputs with more distinct pilot values than this are binned
 DEFAULT_BINS = 32
 DICT_VALUE_BINS = 4
-BACKGROUND_SIZES = (1, 5, 20)
-FIRST_ROUND_RUNS = 200  # runs per input of the engine's first selection round  # sizes of the datasets a record is added to / removed from
+BACKGROUND_SIZES = (1, 5, 20)  # sizes of the datasets a record is added to / removed from
+MIN_PILOT = 5  # pilot draws per input, at least
+FIRST_ROUND_RUNS = 200  # runs per input of the engine's first selection round, at most
 
 
 # ---------------------------------------------------------------------------------------------
@@ -548,6 +549,13 @@ class OpenDPAudit:
             f"<p>{e(self.points[0].method)}</p>", "</body>", "</html>", ""])
 
 
+def first_round_runs(rate: float, seconds: float) -> int:
+    """Runs per input of the engine's first selection round: :data:`FIRST_ROUND_RUNS`, fewer when the
+    measured draw rate cannot afford it (a draw through OpenDP's FFI costs about a millisecond, a GTM
+    run tens of them; the engine's default of 1000 would use the whole budget), at least 25."""
+    return int(min(FIRST_ROUND_RUNS, max(25, rate * seconds / 20)))
+
+
 class OrderedFiniteProblem(FiniteProblem):
     """:class:`audits.finite.FiniteProblem` whose events add, for ordered codes (the first ``ordered``
     codes of the code book: bins in increasing order), every head {b_0..b_(j-1)} and tail
@@ -571,16 +579,15 @@ class OrderedFiniteProblem(FiniteProblem):
 
 
 def _pure_audit(target, pairs, labels, pilot_outputs, *, epsilon, seconds, max_samples, seed, confidence,
-                progress, name) -> FiniteAudit:
+                progress, name, first_round: int) -> FiniteAudit:
     """:func:`audits.auditor.run_audit` on the finite problem, with the code book fixed from the pilot
-    outputs (thrown away) and a first round of :data:`FIRST_ROUND_RUNS` runs per input (a draw through
-    OpenDP's FFI costs about a millisecond, so the engine's default first round would use the budget)."""
+    outputs (thrown away) and a first round of ``first_round`` runs per input (:func:`first_round_runs`)."""
     seen = Counter(target.coder.code(o) for o in pilot_outputs)
     book = CodeBook.of(target.coder.alphabet() or [c for c, _ in seen.most_common(MAX_CODES - 1)])
     problem = OrderedFiniteProblem(target, pairs, book, target.coder.ordered, labels=labels)
-    problem.initial_samples = FIRST_ROUND_RUNS
+    problem.initial_samples = first_round
     result = run_audit(problem, epsilon=epsilon, seconds=seconds, max_samples=max_samples, seed=seed,
-                       confidence=confidence, progress=progress, target_name=name, n0=FIRST_ROUND_RUNS, selection_share=0.25,
+                       confidence=confidence, progress=progress, target_name=name, n0=first_round, selection_share=0.25,
                        validation_share=0.1)
     return FiniteAudit(result, book, 0)
 
@@ -616,8 +623,13 @@ def audit_measurement(measurement, *, d_in: Any = 1, seconds: float = 60.0, seed
     target = MeasurementTarget(measurement)
     inputs = {canonical(v): v for p in candidates for v in (p.input, p.input_prime)}
     pilot_outputs = []
-    for v in inputs.values():
-        pilot_outputs += target.outputs(v, pilot)
+    for i, v in enumerate(inputs.values()):
+        # at most ``pilot`` draws per input, fewer for a slow measurement: the pilot keeps to about a
+        # tenth of the time budget (at least MIN_PILOT draws per input)
+        for j in range(pilot):
+            if j >= MIN_PILOT and time.monotonic() - t0 > 0.1 * seconds * (i + 1) / len(inputs):
+                break
+            pilot_outputs += target.outputs(v, 1)
     pilot_samples = target.draws
     pilot_seconds = time.monotonic() - t0
     target.coder = OutputCoder.fit(pilot_outputs, bins)
@@ -630,10 +642,11 @@ def audit_measurement(measurement, *, d_in: Any = 1, seconds: float = 60.0, seed
     if claim.kind == "pure":
         # a sample budget the measured rate fits in the time left plans the engine's phases (OpenDP's
         # FFI makes every draw slow, ~1 ms); ``seconds`` stays the hard limit
-        budget = max_samples if max_samples is not None else max(4 * FIRST_ROUND_RUNS, int(0.8 * rate * remaining))
+        first = first_round_runs(rate, remaining)
+        budget = max_samples if max_samples is not None else max(4 * first, int(0.8 * rate * remaining))
         fa = _pure_audit(target, pair_values, labels, pilot_outputs, epsilon=claim.points[0].epsilon,
                          seconds=remaining, max_samples=budget, seed=seed, confidence=confidence, progress=progress,
-                         name=describe(measurement))
+                         name=describe(measurement), first_round=first)
         return OpenDPAudit(verdict=fa.verdict, seconds=time.monotonic() - t0, pure=fa, **common)
     k = len(claim.points)
     per_point = remaining * rate / k
