@@ -1,12 +1,13 @@
 """`gtm opendp`: OpenDP measurements against their own privacy maps (optional extra ``[opendp]``).
 
     gtm opendp audit 'module:constructor' [--d-in 1] [--seconds 60] [--seed 0] [--confidence 0.95]
-        [--pairs PAIRS.json] [--no-search] [--json out.json] [--report out.html]
+        [--pairs PAIRS.json] [--no-search] [--enable-feature contrib] [--json out.json] [--report out.html]
 
 ``module:constructor`` names a measurement: ``module`` is importable (the current directory is
 searched first) or a ``file.py`` path; ``constructor`` is a zero-argument callable returning an
-OpenDP ``Measurement``, or the measurement object itself. The module enables the OpenDP features
-its measurement needs (gtm never enables one). The claim is read from the measurement's own
+OpenDP ``Measurement``, or the measurement object itself. The OpenDP features the measurement
+needs are the user's explicit choice: enabled by the module, or with ``--enable-feature NAME``
+(gtm never enables one on its own). The claim is read from the measurement's own
 privacy map at ``--d-in``, in its output measure (docs/opendp.md); neighbouring datasets are
 searched from its input domain and metric, plus the pairs of ``--pairs`` (a JSON list of
 ``[input, input']``).
@@ -54,10 +55,12 @@ def _d_in(text: str):
               help="probability that the reported lower bound is below the true privacy loss (in (0, 1))")
 @click.option("--pairs", "pairs_path", default=None, help="JSON list of [input, input'] neighbouring pairs to try")
 @click.option("--no-search", is_flag=True, help="only the pairs of --pairs (no neighbours searched)")
+@click.option("--enable-feature", "features", multiple=True,
+              help="enable this OpenDP feature before constructing (repeatable; e.g. contrib, honest-but-curious)")
 @click.option("--json", "json_path", default=None, help="write the result as JSON")
 @click.option("--report", "report_path", default=None, help="write a readable report (PATH.html)")
 @guard
-def audit_cmd(constructor, d_in, seconds, seed, confidence, pairs_path, no_search, json_path, report_path):
+def audit_cmd(constructor, d_in, seconds, seed, confidence, pairs_path, no_search, features, json_path, report_path):
     """Audit an OpenDP measurement against its own privacy map."""
     from gtm_core.validation import check_seconds
 
@@ -79,6 +82,10 @@ def audit_cmd(constructor, d_in, seconds, seed, confidence, pairs_path, no_searc
             raise UsageFailure(f"--pairs must hold a JSON list of [input, input'] pairs, got a JSON {type(pairs).__name__}")
     if no_search and not pairs:
         raise UsageFailure("--no-search needs --pairs")
+    if features:  # the user's explicit choice, on the command line (gtm never enables one on its own)
+        from ..integrations.opendp import opendp_prelude
+
+        opendp_prelude().enable_features(*features)
     measurement = load_measurement(constructor)
     result = audit_measurement(measurement, d_in=_d_in(d_in), seconds=seconds, seed=seed, confidence=confidence,
                                pairs=pairs, search=not no_search, progress=sys.stderr.isatty())
