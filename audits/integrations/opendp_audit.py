@@ -549,11 +549,12 @@ class OpenDPAudit:
             f"<p>{e(self.points[0].method)}</p>", "</body>", "</html>", ""])
 
 
-def first_round_runs(rate: float, seconds: float) -> int:
+def first_round_runs(rate: float, seconds: float, n_inputs: int) -> int:
     """Runs per input of the engine's first selection round: :data:`FIRST_ROUND_RUNS`, fewer when the
-    measured draw rate cannot afford it (a draw through OpenDP's FFI costs about a millisecond, a GTM
-    run tens of them; the engine's default of 1000 would use the whole budget), at least 25."""
-    return int(min(FIRST_ROUND_RUNS, max(25, rate * seconds / 20)))
+    measured draw rate cannot afford it - the round takes at most a fifth of the draws the time
+    allows (a draw through OpenDP's FFI costs about a millisecond, a GTM run tens of them; the
+    engine's default of 1000 per input would use the whole budget) - and at least 25."""
+    return int(min(FIRST_ROUND_RUNS, max(25, 0.2 * rate * seconds / max(n_inputs, 1))))
 
 
 class OrderedFiniteProblem(FiniteProblem):
@@ -579,15 +580,16 @@ class OrderedFiniteProblem(FiniteProblem):
 
 
 def _pure_audit(target, pairs, labels, pilot_outputs, *, epsilon, seconds, max_samples, seed, confidence,
-                progress, name, first_round: int) -> FiniteAudit:
+                progress, name, first_round: int, selection_share: float) -> FiniteAudit:
     """:func:`audits.auditor.run_audit` on the finite problem, with the code book fixed from the pilot
-    outputs (thrown away) and a first round of ``first_round`` runs per input (:func:`first_round_runs`)."""
+    outputs (thrown away) and a first round of ``first_round`` runs per input (:func:`first_round_runs`);
+    a single pair needs little selection (``selection_share``), only its event."""
     seen = Counter(target.coder.code(o) for o in pilot_outputs)
     book = CodeBook.of(target.coder.alphabet() or [c for c, _ in seen.most_common(MAX_CODES - 1)])
     problem = OrderedFiniteProblem(target, pairs, book, target.coder.ordered, labels=labels)
     problem.initial_samples = first_round
     result = run_audit(problem, epsilon=epsilon, seconds=seconds, max_samples=max_samples, seed=seed,
-                       confidence=confidence, progress=progress, target_name=name, n0=first_round, selection_share=0.25,
+                       confidence=confidence, progress=progress, target_name=name, n0=first_round, selection_share=selection_share,
                        validation_share=0.1)
     return FiniteAudit(result, book, 0)
 
@@ -642,11 +644,13 @@ def audit_measurement(measurement, *, d_in: Any = 1, seconds: float = 60.0, seed
     if claim.kind == "pure":
         # a sample budget the measured rate fits in the time left plans the engine's phases (OpenDP's
         # FFI makes every draw slow, ~1 ms); ``seconds`` stays the hard limit
-        first = first_round_runs(rate, remaining)
-        budget = max_samples if max_samples is not None else max(4 * first, int(0.8 * rate * remaining))
+        first = first_round_runs(rate, remaining, len(inputs))
+        if max_samples is not None:
+            first = min(first, max(25, max_samples // 4))
         fa = _pure_audit(target, pair_values, labels, pilot_outputs, epsilon=claim.points[0].epsilon,
-                         seconds=remaining, max_samples=budget, seed=seed, confidence=confidence, progress=progress,
-                         name=describe(measurement), first_round=first)
+                         seconds=remaining, max_samples=max_samples, seed=seed, confidence=confidence,
+                         progress=progress, name=describe(measurement), first_round=first,
+                         selection_share=0.1 if len(candidates) == 1 else 0.25)
         return OpenDPAudit(verdict=fa.verdict, seconds=time.monotonic() - t0, pure=fa, **common)
     k = len(claim.points)
     per_point = remaining * rate / k
