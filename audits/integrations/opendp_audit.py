@@ -645,10 +645,19 @@ def audit_measurement(measurement, *, d_in: Any = 1, seconds: float = 60.0, seed
         # a sample budget the measured rate fits in the time left plans the engine's phases (OpenDP's
         # FFI makes every draw slow, ~1 ms); ``seconds`` stays the hard limit
         first = first_round_runs(rate, remaining, len(inputs))
-        if max_samples is not None:
-            first = min(first, max(25, max_samples // 4))
+        budget = max_samples
+        if len(candidates) == 1:
+            # one pair (both directions): nothing to halve over. On a sample budget planned from the
+            # measured rate, a first round of a third of it makes the halving stop after its second
+            # round, at the engine's extended selection share (0.6), instead of a third round that would
+            # double past it and starve the estimation phase; the clock stays the hard stop
+            if budget is None:
+                budget = max(400, int(0.8 * rate * remaining))
+            first = max(25, int(0.32 * budget / len(inputs)))
+        elif budget is not None:
+            first = min(first, max(25, budget // 4))
         fa = _pure_audit(target, pair_values, labels, pilot_outputs, epsilon=claim.points[0].epsilon,
-                         seconds=remaining, max_samples=max_samples, seed=seed, confidence=confidence,
+                         seconds=remaining, max_samples=budget, seed=seed, confidence=confidence,
                          progress=progress, name=describe(measurement), first_round=first,
                          selection_share=0.1 if len(candidates) == 1 else 0.25)
         return OpenDPAudit(verdict=fa.verdict, seconds=time.monotonic() - t0, pure=fa, **common)
