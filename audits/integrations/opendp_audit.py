@@ -652,7 +652,7 @@ def audit_measurement(measurement, *, d_in: Any = 1, seconds: float = 60.0, seed
             # round, at the engine's extended selection share (0.6), instead of a third round that would
             # double past it and starve the estimation phase; the clock stays the hard stop
             if budget is None:
-                budget = max(400, int(0.8 * rate * remaining))
+                budget = max(400, int(0.6 * rate * remaining))  # slack for a slower machine
             first = max(25, int(0.32 * budget / len(inputs)))
         elif budget is not None:
             first = min(first, max(25, budget // 4))
