@@ -625,6 +625,7 @@ def audit_measurement(measurement, *, d_in: Any = 1, seconds: float = 60.0, seed
     target = MeasurementTarget(measurement)
     inputs = {canonical(v): v for p in candidates for v in (p.input, p.input_prime)}
     pilot_outputs = []
+    pilot_start = time.monotonic()
     for i, v in enumerate(inputs.values()):
         # at most ``pilot`` draws per input, fewer for a slow measurement: the pilot keeps to about a
         # tenth of the time budget (at least MIN_PILOT draws per input)
@@ -640,22 +641,19 @@ def audit_measurement(measurement, *, d_in: Any = 1, seconds: float = 60.0, seed
     labels = [p.label for p in candidates]
     common = dict(target=describe(measurement), claim=claim, coder=target.coder, pairs=len(candidates),
                   pilot_samples=pilot_samples, seed=seed, confidence=confidence)
-    rate = max(pilot_samples / max(pilot_seconds, 1e-6), 1.0)  # draws per second, from the pilot
+    rate = max(pilot_samples / max(time.monotonic() - pilot_start, 1e-6), 1.0)  # draws per second (the pilot)
     if claim.kind == "pure":
-        # a sample budget the measured rate fits in the time left plans the engine's phases (OpenDP's
-        # FFI makes every draw slow, ~1 ms); ``seconds`` stays the hard limit
-        first = first_round_runs(rate, remaining, len(inputs))
-        budget = max_samples
+        # a draw through OpenDP's FFI costs about a millisecond: a sample budget planned from the measured rate (with slack for a slower machine) plans the
+        # engine's phases; the clock stays the hard stop. On a time budget alone the in-process draws
+        # cannot be interrupted, and a halving round of slow draws overshoots and starves the estimation
+        budget = max_samples if max_samples is not None else max(400, int(0.75 * rate * remaining))
         if len(candidates) == 1:
-            # one pair (both directions): nothing to halve over. On a sample budget planned from the
-            # measured rate, a first round of a third of it makes the halving stop after its second
-            # round, at the engine's extended selection share (0.6), instead of a third round that would
-            # double past it and starve the estimation phase; the clock stays the hard stop
-            if budget is None:
-                budget = max(400, int(0.6 * rate * remaining))  # slack for a slower machine
+            # one pair (both directions): nothing to halve over. A first round of a third of the budget
+            # makes the halving stop after its second round, at the engine's extended selection share
+            # (0.6), instead of a third round that would double past it
             first = max(25, int(0.32 * budget / len(inputs)))
-        elif budget is not None:
-            first = min(first, max(25, budget // 4))
+        else:
+            first = min(first_round_runs(rate, remaining, len(inputs)), max(25, budget // (5 * len(inputs))))
         fa = _pure_audit(target, pair_values, labels, pilot_outputs, epsilon=claim.points[0].epsilon,
                          seconds=remaining, max_samples=budget, seed=seed, confidence=confidence,
                          progress=progress, name=describe(measurement), first_round=first,
