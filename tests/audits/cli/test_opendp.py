@@ -41,7 +41,7 @@ def test_correct_measurement_exits_0_with_json_and_report(tmp_path):
 
 def test_broken_map_exits_1(tmp_path):
     r = gtm("audit", f"{EXAMPLES}:halved_laplace_count", "--enable-feature", "contrib",
-            "--enable-feature", "honest-but-curious", "--seconds", "8")
+            "--enable-feature", "honest-but-curious", "--seconds", "12")
     assert r.returncode == 1, r.stderr
     assert "verdict: violation" in r.stdout
 

@@ -143,7 +143,7 @@ def test_output_codes():
 
 def test_map_smaller_than_the_true_loss_is_flagged():
     """Laplace count of scale 1 declaring eps = 0.5 (true loss 1): flagged at alpha = 0.05, seed 0."""
-    result = audit_measurement(_halved_claim(), seconds=8, seed=0)
+    result = audit_measurement(_halved_claim(), seconds=12, seed=0)
     assert result.verdict == "violation" and result.epsilon_lower_bound > 0.5
     d = result.to_dict()
     assert d["claim"]["kind"] == "pure" and d["witness"]["input"] != d["witness"]["input_prime"]
