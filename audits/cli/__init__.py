@@ -16,11 +16,11 @@ import click
 
 from gtm_core import __version__
 
-from . import audit, bench, blackbox, certify, co, deploy, exact, plan, prove, tune
+from . import audit, bench, blackbox, certify, co, deploy, exact, opendp, plan, prove, tune
 from .common import EXIT_USAGE
 
 VERBS = {"plan": plan, "prove": prove, "exact": exact, "audit": audit, "certify": certify, "bench": bench,
-         "deploy": deploy, "co": co, "blackbox": blackbox, "tune": tune}
+         "deploy": deploy, "co": co, "blackbox": blackbox, "tune": tune, "opendp": opendp}
 
 
 # where the running code lives: an (editable) source checkout, or a copy in site-packages

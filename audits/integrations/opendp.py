@@ -34,7 +34,8 @@ from gtm_core.errors import InvalidParameter, MechanismError, NonBooleanOutput, 
 _NO_PROBE = object()
 
 
-def _opendp():
+def opendp_prelude():
+    """``opendp.prelude``, or :class:`UnsupportedConfiguration` when the ``[opendp]`` extra is missing."""
     try:
         import opendp.prelude as dp
     except ImportError:  # pragma: no cover - the [opendp] extra is installed in the test environment
@@ -42,6 +43,9 @@ def _opendp():
             "OpenDP is not installed: install the optional extra with pip install 'gtm[opendp]'"
         ) from None
     return dp
+
+
+_opendp = opendp_prelude
 
 
 def _is_measure(measure, dp, ctor) -> bool:

@@ -1,0 +1,228 @@
+"""The GTM as an OpenDP interactive measurement: its privacy map and measure per budget policy, queries
+refused before any evaluation, composition inside OpenDP's compositors, feature flags, and the
+statistical audit of the measurement end to end (halting index as the output)."""
+
+import math
+
+import pytest
+
+import opendp.prelude as dp  # the [test] extra installs opendp: these tests always run
+
+from audits.integrations.opendp import OpenDPMechanism
+from audits.integrations.opendp_audit import audit_measurement
+from audits.integrations.opendp_gtm import (
+    GTMSession,
+    MissingOpenDPFeature,
+    gtm_output_measure,
+    gtm_privacy_map,
+    halting_index,
+    make_gtm,
+)
+from gtm_core import GTMConfig, make_plan
+from gtm_core.errors import GTMError, InvalidParameter, UnsupportedConfiguration
+from gtm_core.reference import GTMRun
+
+FEATURES = ("contrib", "honest-but-curious")
+SPACE = (dp.atom_domain(T=bool), dp.discrete_distance())
+
+
+@pytest.fixture(autouse=True)
+def features():
+    """The tests enable the features make_user_measurement needs (the module never does)."""
+    dp.enable_features(*FEATURES)
+    yield
+    dp.enable_features(*FEATURES)
+
+
+def _rr(p=0.75):
+    return dp.m.make_randomized_response_bool(p)
+
+
+def _config(eps_t, *, epsilon=20.0, horizon=3, policy=None, **stream):
+    gtm = {"epsilon": epsilon, "theta": 1.0, "gamma": 2.0, "beta": 0.2}
+    if policy is not None:
+        gtm["evaluation_budget"] = policy
+    return GTMConfig.from_dict({"gtm": gtm, "stream": {"p_star": 0.6, "horizon": horizon, "eps_t": eps_t, **stream}})
+
+
+class _Counted:
+    """A binary query that counts its own invocations (to show a refusal evaluated nothing)."""
+
+    def __init__(self, eps=math.log(3)):
+        self.calls = 0
+        rr = _rr(math.exp(eps) / (1 + math.exp(eps)))
+
+        def function(x):
+            self.calls += 1
+            return rr(x)
+
+        self.measurement = dp.m.make_user_measurement(*SPACE, dp.max_divergence(), function=function,
+                                                      privacy_map=lambda d: rr.map(d), TO=bool)
+
+
+def test_privacy_map_gives_the_configuration_epsilon_and_refuses_larger_d_in():
+    gtm = make_gtm(_config(_rr().map(1)), *SPACE)
+    assert gtm.output_measure == dp.max_divergence()
+    assert gtm.map(1) == 20.0 and gtm.map(0) == 20.0
+    with pytest.raises(dp.OpenDPException, match="exceeds the distance the GTM was built for"):
+        gtm.map(2)
+    wide = make_gtm(_config(_rr().map(2)), *SPACE, d_in=2)
+    assert wide.map(2) == 20.0
+
+
+def test_each_budget_policy_reports_its_measure():
+    pure = make_gtm(_config(0.1, epsilon=1.0, horizon=10), *SPACE)
+    assert pure.output_measure == dp.max_divergence() and pure.map(1) == 1.0
+    cfg = GTMConfig.load("examples/unsafe_budget.toml")
+    plan = make_plan(cfg)
+    capped = make_gtm(cfg, *SPACE)
+    assert capped.output_measure == dp.approximate(dp.max_divergence())
+    eps, delta = capped.map(1)
+    assert eps == plan.worst_claimed_loss() and delta == plan.privacy_delta() and delta > 0
+
+
+def test_query_refused_before_any_evaluation_when_its_map_exceeds_the_plan():
+    gtm = make_gtm(_config(0.5), *SPACE)
+    q = gtm(True)
+    counted = _Counted(math.log(3))  # eps_t = ln 3 > planned 0.5
+    with pytest.raises(dp.OpenDPException, match="above the step's planned eps_t"):
+        q(counted.measurement)
+    assert counted.calls == 0
+
+
+def test_query_on_another_space_or_not_a_measurement_is_refused():
+    gtm = make_gtm(_config(_rr().map(1)), *SPACE)
+    q = gtm(True)
+    other = dp.vector_domain(dp.atom_domain(T=bool)), dp.symmetric_distance()
+    count = other >> dp.t.then_count() >> dp.m.then_laplace(20.0) >> dp.new_function(lambda c: c > 2, TO=bool)
+    with pytest.raises(dp.OpenDPException, match="the GTM was built on domain"):
+        q(count)
+    with pytest.raises(dp.OpenDPException, match="must be an OpenDP Measurement"):
+        q("not a measurement")
+
+
+def test_answers_halt_or_continue_and_refuses_after_halt_and_past_the_horizon():
+    rr = _rr()
+    gtm = make_gtm(_config(rr.map(1)), *SPACE)
+    # Pr[+1] = 0.75 >= p* = 0.6: Theorem 21 halts at step 1 w.p. >= 1 - beta; a fixed seed makes it certain here
+    q = gtm(True)
+    seeded = make_gtm(_config(rr.map(1)), *SPACE, new_run=lambda plan: GTMRun(plan, seed=1))
+    sq = seeded(True)
+    assert sq(rr) is True
+    with pytest.raises(dp.OpenDPException, match="halted at step 1"):
+        sq(rr)
+    assert q(rr) in (True, False)
+    # data False: Pr[+1] = 0.25 is below p_bar = 0.3, so a seeded run continues through the horizon (seed 3)
+    low = make_gtm(_config(rr.map(1), horizon=2), *SPACE, new_run=lambda plan: GTMRun(plan, seed=3))
+    lq = low(False)
+    assert [lq(rr), lq(rr)] == [False, False]
+    with pytest.raises(dp.OpenDPException, match="past the configuration's horizon"):
+        lq(rr)
+
+
+def test_approximate_queries_go_through_purification():
+    rr = _rr()
+    approx = dp.c.make_fix_delta(dp.c.make_zCDP_to_approxDP(dp.c.make_pureDP_to_zCDP(rr)), 1e-6)
+    eps, delta = approx.map(1)
+    gtm = make_gtm(_config(eps, delta_t=1e-6), *SPACE, new_run=lambda plan: GTMRun(plan, seed=2))
+    assert make_plan(_config(eps, delta_t=1e-6)).step(1).phi > 0  # the step purifies (Lemma 24)
+    assert gtm(True)(approx) in (True, False)
+    strict = make_gtm(_config(eps), *SPACE)  # planned delta_t = 0 does not cover delta = 1e-6
+    with pytest.raises(dp.OpenDPException, match="delta_t=1e-06"):
+        strict(True)(approx)
+
+
+def test_composition_charges_the_sum():
+    rr = _rr()
+    gtm = make_gtm(_config(rr.map(1)), *SPACE)
+    count = dp.m.make_randomized_response_bool(0.6)
+    adaptive = dp.c.make_adaptive_composition(*SPACE, dp.max_divergence(), d_in=1,
+                                              d_mids=[gtm.map(1), rr.map(1), count.map(1)])
+    assert adaptive.map(1) == pytest.approx(20.0 + rr.map(1) + count.map(1), rel=1e-12)
+    compositor = adaptive(True)
+    child = compositor(gtm)
+    assert compositor(rr) in (True, False) and compositor(count) in (True, False)
+    assert child(rr) in (True, False)  # the GTM's queryable answers after the later queries (concurrent)
+    odometer = dp.c.make_fully_adaptive_composition(*SPACE, dp.max_divergence())(False)
+    odometer(gtm)
+    odometer(rr)
+    odometer(count)
+    assert odometer.privacy_loss(1) == pytest.approx(20.0 + rr.map(1) + count.map(1), rel=1e-12)
+
+
+def test_missing_features_raise_a_typed_error_naming_the_feature():
+    dp.disable_features("honest-but-curious")
+    with pytest.raises(MissingOpenDPFeature, match="honest-but-curious") as exc:
+        make_gtm(_config(0.5), *SPACE)
+    assert exc.value.feature == "honest-but-curious" and isinstance(exc.value, UnsupportedConfiguration)
+    assert "honest-but-curious" not in dp.GLOBAL_FEATURES  # the module did not enable it
+    dp.disable_features("contrib")
+    with pytest.raises(MissingOpenDPFeature, match="'contrib'"):
+        make_gtm(_config(0.5), *SPACE)
+    assert "contrib" not in dp.GLOBAL_FEATURES
+
+
+def test_bad_arguments_are_typed_errors():
+    with pytest.raises(InvalidParameter, match="config"):
+        make_gtm({"gtm": {}}, *SPACE)
+    with pytest.raises(InvalidParameter, match="input_domain"):
+        make_gtm(_config(0.5), "bool", SPACE[1])
+    with pytest.raises(InvalidParameter, match="d_in"):
+        make_gtm(_config(0.5), *SPACE, d_in=0)
+    assert issubclass(MissingOpenDPFeature, GTMError)
+
+
+def test_session_repr_shows_no_secret():
+    plan = make_plan(_config(0.5))
+    session = GTMSession(plan, True, *SPACE, 1, GTMRun(plan, seed=1))
+    assert "next_step=1" in repr(session) and "True" not in repr(session).replace("halted=False", "")
+
+
+# --- the statistical audit of make_gtm, end to end -------------------------------------------------
+#
+# A GTM run evaluates its OpenDP query N_t times through the FFI (about a millisecond each), so a run
+# costs tens of milliseconds even on a cheap configuration (exact_noise, eps = 2, eps_t = 0.2: c_t <= 4,
+# tens of evaluations per step): a statistically meaningful audit takes minutes, hence slow.
+
+AUDIT_EPS_T = 0.2
+
+
+def _audit_config():
+    rr = _rr(math.exp(AUDIT_EPS_T) / (1 + math.exp(AUDIT_EPS_T)))
+    cfg = GTMConfig.from_dict({"gtm": {"epsilon": 2.0, "theta": 1.0, "gamma": 2.0, "beta": 0.3,
+                                       "parameterization": "exact_noise"},
+                               "stream": {"p_star": 0.5, "horizon": 2, "eps_t": rr.map(1)}})
+    return cfg, rr
+
+
+def _released(gtm, queries):
+    """The GTM's halting index as a (non-interactive) OpenDP measurement with the GTM's own map."""
+    return dp.m.make_user_measurement(*SPACE, gtm.output_measure, function=lambda x: halting_index(gtm(x), queries),
+                                      privacy_map=gtm.map)
+
+
+class _Unchecked(GTMSession):
+    """Broken on purpose: accepts any binary query, whatever its privacy map says."""
+
+    def check(self, query):
+        return OpenDPMechanism(query, self.d_in)
+
+
+@pytest.mark.slow
+def test_audit_end_to_end_finds_no_violation_and_flags_a_broken_variant():
+    """alpha = 0.05, seed 0, 60 s each. The queries of the correct run are eps_t = 0.2 randomized
+    responses, the second negated (Pr[+1] rises on one dataset and falls on the other). The broken
+    variant skips the plan check, so a randomized response with eps_t = ln 999 is evaluated by a GTM
+    planned for 0.2: on False it never halts, on True it halts at once - far above the claimed 2."""
+    cfg, rr = _audit_config()
+    gtm = make_gtm(cfg, *SPACE)
+    negated = rr >> dp.new_function(lambda b: not b, TO=bool)
+    correct = audit_measurement(_released(gtm, [rr, negated]), seconds=60, seed=0)
+    assert correct.verdict == "no-violation-found" and correct.epsilon_lower_bound <= 2.0
+    plan = make_plan(cfg)
+    broken_gtm = dp.m.make_user_measurement(
+        *SPACE, gtm_output_measure(plan), privacy_map=gtm_privacy_map(plan, 1),
+        function=lambda x: _Unchecked(plan, x, *SPACE, 1, GTMRun(plan)).queryable())
+    strong = _rr(0.999)
+    broken = audit_measurement(_released(broken_gtm, [strong]), seconds=60, seed=0)
+    assert broken.verdict == "violation" and broken.epsilon_lower_bound > 2.0
