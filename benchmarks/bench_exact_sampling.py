@@ -90,7 +90,8 @@ def bench_fixed_lambda(draws: int, seed: int) -> list[dict]:
         row["median_overhead_ms"] = row["exact"]["median_ms"] - row["float"]["median_ms"]
         rows.append(row)
         print(f"lambda={lam:.0e}: exact median {row['exact']['median_ms']:.3f} ms "
-              f"p99.9 {row['exact']['p999_ms']:.3f} ms (CPU p99.9 {row['exact_cpu']['p999_ms']:.3f} ms), float median {row['float']['median_ms']:.4f} ms",
+              f"p99.9 {row['exact']['p999_ms']:.3f} ms (CPU p99.9 {row['exact_cpu']['p999_ms']:.3f} ms), "
+              f"float median {row['float']['median_ms']:.4f} ms",
               file=sys.stderr, flush=True)
     return rows
 

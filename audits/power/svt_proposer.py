@@ -420,7 +420,7 @@ def _propose_at(mech, law, events_of, settings: ProposerSettings, min_p: float, 
     finals.sort(key=lambda x: -x[0])
     # the best distinct pairs (by the search's quadrature), re-scored with the accurate law
     best, seen = [], set()
-    for v, q, qp, src in finals:
+    for _v, q, qp, src in finals:
         q, qp = tuple(float(x) for x in np.round(q, 3)), tuple(float(x) for x in np.round(qp, 3))
         if (q, qp) in seen or (qp, q) in seen or q == qp:
             continue

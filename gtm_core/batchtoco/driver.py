@@ -95,7 +95,8 @@ class BatchToCO:
             self.current = sols[0]
             self.level = 2
             self._new_instance()
-            return StepRecord(1, self.current, False, False, 1, eps1, 1, 1)
+            return StepRecord(t=1, solution=self.current, checkpoint=False, selected=False, level=1, eps_t=eps1,
+                              batch_calls=1, call_bound=1)
         self.local_step += 1
         sp = self._plan.step(self.local_step)
         h = float(P.threshold_level(self.level, c.kappa))
@@ -108,7 +109,8 @@ class BatchToCO:
                            sp.s, evaluation_budget=None)
         calls = test.calls
         if a != sp.s:
-            return StepRecord(self.t, self.current, False, False, self.level, sp.eps_t, calls, sp.evaluation_budget)
+            return StepRecord(t=self.t, solution=self.current, checkpoint=False, selected=False, level=self.level,
+                              eps_t=sp.eps_t, batch_calls=calls, call_bound=sp.evaluation_budget)
         # checkpoint: ThresholdSelect_l with Q_t at the same (eps_t, delta_t)
         xi = float(P.stopping_probability(self.level, c.p_bar, c.beta, c.c_beta))
         scored = ScoredMechanism(self.problem, self.state, sp.eps_t, self._rng, batch_eps=batch_eps,
@@ -121,8 +123,9 @@ class BatchToCO:
         self.level += 1
         self._new_instance()
         cap = P.selection_draw_cap(level, c.p_bar, c.beta)
-        return StepRecord(self.t, self.current, True, result.solution is not None, level, sp.eps_t,
-                          calls + result.draws, sp.evaluation_budget + cap)
+        return StepRecord(t=self.t, solution=self.current, checkpoint=True, selected=result.solution is not None,
+                          level=level, eps_t=sp.eps_t, batch_calls=calls + result.draws,
+                          call_bound=sp.evaluation_budget + cap)
 
 
 def run_stream(config: COConfig, problem, edges, rng: np.random.Generator, *, variant: str = "correct",

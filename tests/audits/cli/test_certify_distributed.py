@@ -3,7 +3,6 @@ with one line before any work, and (slow) a certificate made on a 2-worker Dask 
 in-process and re-verifies (``--verify --rerun``, itself on the cluster)."""
 
 import json
-import os
 import time
 
 import pytest

@@ -91,7 +91,7 @@ def test_mechanism_command_faults_fail_the_deployment(state, tmp_path, body, kin
                                    "--json", str(out)]))
     assert "now failed" in line
     assert not out.exists()  # no partial output
-    r = _invoke(["deploy", "status", state, "--json", str(out)])
+    _invoke(["deploy", "status", state, "--json", str(out)])
     assert json.loads(out.read_text())["failure"]["kind"] == kind
 
 

@@ -136,7 +136,8 @@ def test_search_on_two_dask_worker_processes_gives_the_in_process_result(plan):
     ref = worst_case_search(plan, horizon=3, seconds=600, seed=5, max_attempts=120)
     # the scheduler's HTTP server on a free port (its default 8787 may be taken: a warning, an error here)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  scheduler_kwargs={"dashboard_address": ":0"}, silence_logs=50) as cluster, distributed.Client(cluster) as client:
+                                  scheduler_kwargs={"dashboard_address": ":0"}, silence_logs=50) as cluster, \
+            distributed.Client(cluster) as client:
         def dask_map(fn, items):
             return client.gather(client.map(fn, list(items), pure=False))
 
