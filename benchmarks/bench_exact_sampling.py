@@ -13,7 +13,7 @@ does - against the float path (numpy ``Generator.exponential`` + ``math.exp`` +
 2. The default configuration (examples/default.toml, theorem21) for t = 1..``--steps``:
    ``--runs`` independent deployments (one eta_1 each), every step's noise phase with the
    plan's numbers and evaluation budget (steps over budget are counted, as the deployment would
-   fail there; the runs here go on to measure later steps). Target (issue 15): median <= 20 ms,
+   fail there; the runs here go on to measure later steps). Target: median <= 20 ms,
    p99.9 <= 1 s per step.
 
 Every step is timed twice: wall clock (``perf_counter``, what a caller waits, including the

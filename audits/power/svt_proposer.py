@@ -1,4 +1,4 @@
-"""Exact-law proposer for the Sparse Vector audits (issue 20): where is the mechanism tight?
+"""Exact-law proposer for the Sparse Vector audits: where is the mechanism tight?
 
 The SVT variants of :mod:`audits.power.svt` have numerically exact output laws: given the threshold
 noise rho the (noisy) queries are independent, so every output probability is a 1-D integral over

@@ -87,7 +87,7 @@ def test_perturbed_plan_keeps_the_claim(plan):
     assert b.epsilon == plan.epsilon and math.isclose(b.mu1, plan.mu1)
 
 
-# -- the starts are mappable (issue 19): same result whatever evaluates them -----------------------
+# -- the starts are mappable: same result whatever evaluates them -----------------------
 
 def test_search_result_does_not_depend_on_the_mapper_or_the_chunk_size(plan):
     """A fake mapper that evaluates each chunk in reverse order (results handed back in order), and
