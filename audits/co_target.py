@@ -17,12 +17,12 @@ import argparse
 import sys
 
 from gtm_core.batchtoco.codes import SUMMARIES, batchtoco_counts
-from gtm_core.batchtoco.driver import VARIANTS
 from gtm_core.batchtoco.params import COConfig
 from gtm_core.batchtoco.streams import EdgeStream
 from gtm_core.errors import GTMError
 from gtm_core.validation import check_nonnegative_int
 
+from .power.batchtoco import SAMPLED_VARIANTS, variant
 from .serve import serve_json_lines
 
 
@@ -47,14 +47,14 @@ def neighbouring_inputs(stream: EdgeStream, positions) -> list[tuple[dict, dict]
     return [(stream.to_dict(), stream.neighbour(i).to_dict()) for i in positions]
 
 
-def handle(config: COConfig, request, variant: str, summary: str) -> dict:
+def handle(config: COConfig, request, name: str, summary: str) -> dict:
     if not isinstance(request, dict):
         return {"error": "request must be a JSON object"}
     try:
         n = check_nonnegative_int("n", request.get("n"))
         seed = check_nonnegative_int("seed", request.get("seed", 0))
         stream = stream_from_input(request.get("input"))
-        counts = batchtoco_counts(config, stream, n, seed, variant=variant, summary=summary)
+        counts = batchtoco_counts(config, stream, n, seed, implementation=variant(name), summary=summary)
     except (GTMError, ValueError) as exc:
         return {"error": str(exc).splitlines()[0]}
     return {"counts": dict(counts)}
@@ -63,7 +63,7 @@ def handle(config: COConfig, request, variant: str, summary: str) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m audits.co_target", description=__doc__.splitlines()[0])
     ap.add_argument("config", help="a [co] configuration (TOML)")
-    ap.add_argument("--variant", default="correct", choices=list(VARIANTS))
+    ap.add_argument("--variant", default="correct", choices=list(SAMPLED_VARIANTS))
     ap.add_argument("--summary", default="sequence", choices=list(SUMMARIES))
     args = ap.parse_args(argv)
     try:

@@ -1,4 +1,4 @@
-"""Power suite and calibration of the black-box evaluator's audit (issue 18, items 3 and 5).
+"""Power suite and calibration of the black-box evaluator's audit.
 
     python -m benchmarks.bench_blackbox_power [--seconds 60] [--calibration 100] [--quick]
 

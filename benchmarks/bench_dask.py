@@ -1,4 +1,4 @@
-"""Final-phase sampling on Dask (issue 19): 2 local worker processes vs one in-process core.
+"""Final-phase sampling on Dask: 2 local worker processes vs one in-process core.
 
     python -m benchmarks.bench_dask [--samples 1e7] [--workers 2]
 

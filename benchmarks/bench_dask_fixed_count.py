@@ -1,4 +1,4 @@
-"""Can a reproducible ``--max-samples`` audit on Dask workers flag the fixed-count broken GTM? (issue 19)
+"""Can a reproducible ``--max-samples`` audit on Dask workers flag the fixed-count broken GTM?
 
     python -m benchmarks.bench_dask_fixed_count [--workers 2] [--max-samples 1e9] [--seed 1]
 

@@ -1,4 +1,4 @@
-"""`gtm bench --workers N` vs in-process: same bench.json apart from timings, and the speed-up (issue 19).
+"""`gtm bench --workers N` vs in-process: same bench.json apart from timings, and the speed-up.
 
     python -m benchmarks.bench_dask_gtm_bench [--workers 2] [--T 10,100]
 

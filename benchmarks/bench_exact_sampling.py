@@ -13,7 +13,7 @@ does - against the float path (numpy ``Generator.exponential`` + ``math.exp`` +
 2. The default configuration (examples/default.toml, theorem21) for t = 1..``--steps``:
    ``--runs`` independent deployments (one eta_1 each), every step's noise phase with the
    plan's numbers and evaluation budget (steps over budget are counted, as the deployment would
-   fail there; the runs here go on to measure later steps). Target (issue 15): median <= 20 ms,
+   fail there; the runs here go on to measure later steps). Target: median <= 20 ms,
    p99.9 <= 1 s per step.
 
 Every step is timed twice: wall clock (``perf_counter``, what a caller waits, including the
@@ -90,7 +90,8 @@ def bench_fixed_lambda(draws: int, seed: int) -> list[dict]:
         row["median_overhead_ms"] = row["exact"]["median_ms"] - row["float"]["median_ms"]
         rows.append(row)
         print(f"lambda={lam:.0e}: exact median {row['exact']['median_ms']:.3f} ms "
-              f"p99.9 {row['exact']['p999_ms']:.3f} ms (CPU p99.9 {row['exact_cpu']['p999_ms']:.3f} ms), float median {row['float']['median_ms']:.4f} ms",
+              f"p99.9 {row['exact']['p999_ms']:.3f} ms (CPU p99.9 {row['exact_cpu']['p999_ms']:.3f} ms), "
+              f"float median {row['float']['median_ms']:.4f} ms",
               file=sys.stderr, flush=True)
     return rows
 

@@ -1,4 +1,4 @@
-"""The horizon planner (gtm_core.planners.horizon) on the issue-6 grid, against theorem21.
+"""The horizon planner (gtm_core.planners.horizon) on the Table 1 benchmark grid, against theorem21.
 
     python -m benchmarks.bench_horizon [--quick] [--out benchmarks/results/horizon.json] [--n-sim N]
 

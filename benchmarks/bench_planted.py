@@ -1,4 +1,4 @@
-"""Planted-violation suite (tests of the tester, issue 20): how often does the auditor find a leak
+"""Planted-violation suite (tests of the tester): how often does the auditor find a leak
 planted in a small random region of the input space?
 
     python -m benchmarks.bench_planted [--count 50] [--first-seed 0] [--seconds 60 | --max-samples N]

@@ -1,4 +1,4 @@
-"""Power suite over audit seeds (issue 20: results that do not depend on one seed): every broken GTM
+"""Power suite over audit seeds (results that do not depend on one seed): every broken GTM
 deployment of :mod:`audits.power.broken`, audited in-process at a sample budget over several seeds.
 
     python -m benchmarks.bench_power_seeds [--seeds 5] [--max-samples 30000000] [--max-T 50]

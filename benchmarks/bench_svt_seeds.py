@@ -1,4 +1,4 @@
-"""Seed robustness of the SVT audits (issue 20): the bound as a distribution over audit seeds.
+"""Seed robustness of the SVT audits: the bound as a distribution over audit seeds.
 
     python -m benchmarks.bench_svt_seeds [--seeds 10] [--max-samples 20000000] [--samples SVT4=100000000]
                                          [--variants SVT3,SVT4,SVT5,SVT6] [--workers 1] [--no-propose]
@@ -9,8 +9,8 @@ exact-law proposer (:mod:`audits.power.svt_proposer`) runs once per variant with
 0 and the variant's sample budget (it is deterministic, so every audit seed gets the same proposals);
 its candidates join the engine's other families (``--no-propose``: the engine alone). The
 non-aborting variants (1024 output codes) get a shorter local search (VECTOR_ITERATIONS). Sample budget
-per audit: ``--max-samples`` (2e7), overridden per variant by ``--samples NAME=N`` (issue 20 asks for
-SVT4 at <= 1e8). Per variant: median, minimum and maximum bound, the fraction of seeds reaching
+per audit: ``--max-samples`` (2e7), overridden per variant by ``--samples NAME=N`` (SVT4 is
+asked for at <= 1e8). Per variant: median, minimum and maximum bound, the fraction of seeds reaching
 DP-Sniper's published value, min / published, and per seed the witness (family, event) and its
 numerically computed true loss. Writes benchmarks/results/svt_seeds.json (after every audit, so a
 cut run keeps its rows) with machine information.

@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+from audits.power.batchtoco import variant as broken
 from gtm_core.batchtoco.codes import batchtoco_counts
 from gtm_core.batchtoco.params import COConfig
 from gtm_core.batchtoco.streams import EdgeStream
@@ -34,7 +35,7 @@ def main(argv=None) -> int:
     out = {"seconds_budget": seconds, "epsilon": 0.9, "summary": "sequence", "variants": {}}
     for variant in ("correct", "unnoised_score", "batch_eps_level"):
         def fn(inp, n, seed, variant=variant):
-            return dict(batchtoco_counts(config, inputs[inp], n, seed, variant=variant))
+            return dict(batchtoco_counts(config, inputs[inp], n, seed, implementation=broken(variant)))
 
         t = time.time()
         res = audit_finite(CallableFiniteTarget(fn, name=f"batchtoco-{variant}"), [("S", "S-2")], epsilon=0.9,

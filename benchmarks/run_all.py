@@ -17,7 +17,6 @@ Every result carries machine information (benchmarks/machine.py).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import subprocess

@@ -278,7 +278,7 @@ def main(argv=None):
     tables = structured(law)
     res = {"benchmark": "svt_exact_limits", "target": TARGET, "alpha": ALPHA, "seed": args.seed,
            "quadrature_check_max_abs_diff": check, "budgets": {}, "machine": machine_info()}
-    print(f"\nBest (pair, event) per total budget, all runs in the final estimate (oracle witness):")
+    print("\nBest (pair, event) per total budget, all runs in the final estimate (oracle witness):")
     print(f"{'budget':>8s} {'statistic':>12s} {'median bound':>12s} {'Pr[>=0.169]':>11s} {'loss':>8s} "
           f"{'Pr[E]':>8s}  witness")
     for N in BUDGETS:
@@ -304,12 +304,12 @@ def main(argv=None):
     tl_best = {}
     for st in STATISTICS:
         best = -np.inf
-        for k, m1, a, b, PA, PB in two_level(law):
+        for _k, _m1, _a, _b, PA, PB in two_level(law):
             v = STATISTICS[st](PA, PB, n2)
             best = max(best, float(np.nanmax(np.where(np.isfinite(v), v, -np.inf))))
         tl_best[st] = best
     res["two_level_best_at_2e7"] = tl_best
-    print(f"two-level below queries, budget 2e7: best median bound " + ", ".join(
+    print("two-level below queries, budget 2e7: best median bound " + ", ".join(
         f"{st} {v:.4f}" for st, v in tl_best.items()))
 
     # general local search (all query values, all moves, all 2046 events), seeded

@@ -64,7 +64,7 @@ class FormulaZeroDivision(InvalidParameter, ZeroDivisionError):
 
 
 class NotNeighbouring(InvalidParameter):
-    """Two streams are not neighbouring under the declared eps_t (DESIGN.md)."""
+    """Two streams are not neighbouring under the declared eps_t (the rule: :mod:`gtm_core.neighbours`)."""
 
 
 class CertificateUnreadable(GTMError):

@@ -15,7 +15,7 @@ zero) tests/gtm_core/test_formulas.py pins the loss and its explanation.
 Golden values: tests/golden/formulas.json (generator next to it).
 
 Paper: "Near-Optimal Generalized Private Testing" (Chaturvedi, Henzinger,
-Upadhyay), ``shared/paper/gtm-paper.txt``.
+Upadhyay).
 """
 
 from __future__ import annotations

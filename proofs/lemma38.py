@@ -193,7 +193,8 @@ def _lemma41_kmax(L_min=1):
 LEMMA39 = LemmaCheck(
     key="lemma39",
     ref="Lemma 39",
-    statement="GTM_l's answer brackets the threshold: v < h + (2/eps_t) ln(1/p_bar) on continue; OPT_t + (2/eps_t) ln(1/p_bar) > h on halt",
+    statement=("GTM_l's answer brackets the threshold: v < h + (2/eps_t) ln(1/p_bar) on continue; "
+               "OPT_t + (2/eps_t) ln(1/p_bar) > h on halt"),
     steps=[
         Check("delta_t/eps_t <= p_bar/2", "the min in delta(l,t) absorbs Corollary 35's perturbation", _delta_over_eps),
         Check("item 1 algebra", "2p*(1 - u/2) < p* + p_bar/2 iff u > 1 - p_bar/(2p*)", _lemma39_item1_algebra),
@@ -214,7 +215,8 @@ LEMMA41 = LemmaCheck(
     ref="Lemma 41",
     statement="ThresholdSelect at checkpoint l fails w.p. <= omega_l beta; k_max <= (4/p_bar) ln(1/(omega_l beta))",
     steps=[
-        Check("failure of ThresholdSelect", "Lemma 34(2) with p >= p_bar/2, C_beta <= 1/3 gives <= omega_l beta", _lemma41_failure),
+        Check("failure of ThresholdSelect", "Lemma 34(2) with p >= p_bar/2, C_beta <= 1/3 gives <= omega_l beta",
+              _lemma41_failure),
         Check("k_max simplification", "1 + (2/p_bar) L <= (4/p_bar) L for L >= 1", _lemma41_kmax),
     ],
     mutants=[

@@ -1,4 +1,4 @@
-"""Hostile-input campaign, part 2 (issue 14): deep nesting, special files, huge and tiny floats,
+"""Hostile-input campaign, part 2: deep nesting, special files, huge and tiny floats,
 forged certificate shapes, process trees and path aliasing.
 
 Property for every case: ``gtm`` exits 0, 1 or 2, never with a traceback; exit 2 prints exactly

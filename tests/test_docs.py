@@ -1,4 +1,4 @@
-"""The documentation works as written (issue 13, items 3, 5 and 9).
+"""The documentation works as written.
 
 Conventions the documents follow (README.md, docs/*.md, audits/README.md):
 

@@ -1,4 +1,4 @@
-"""The layering of the source tree, checked on the code (issue 12), not by eye.
+"""The layering of the source tree, checked on the code, not by eye.
 
 Parsed with :mod:`ast` (nothing is imported), for every module under gtm_core/, proofs/ and
 audits/, including imports inside functions:

@@ -1,9 +1,9 @@
 """Outputs of the pre-layout commit (tests/fixtures/pre_layout, see its README) still hold.
 
 * ``gtm plan --json`` of every example is byte-identical to the file the old code wrote (once the
-  ``usable`` / ``warning`` keys of issue 13 are taken out);
+  ``usable`` / ``warning`` keys added since are taken out);
 * deployment states written by the old code are still authentic (canonical form and key header
-  unchanged) but, since issue 15 (exact sampling, state version 2), are refused - by the API and
+  unchanged) but, since state version 2 (exact sampling), are refused - by the API and
   by ``gtm deploy status`` / ``step`` - with the migration message (one line, exit 2).
 """
 
@@ -36,7 +36,7 @@ def test_plan_json_is_byte_identical(example, tmp_path):
     r = CliRunner().invoke(cli, ["plan", str(ROOT / "examples" / f"{example}.toml"), "--json", str(out)],
                            prog_name="gtm")
     assert r.exit_code in (0, 1), r.output
-    # byte-identical apart from the two keys issue 13 (item 6) added: "usable" and "warning"
+    # byte-identical apart from the two keys added since: "usable" and "warning"
     doc = json.loads(out.read_bytes())
     assert doc.pop("usable") is (doc.pop("warning") is None)
     # and the budget policy's privacy claim (added with the policy); unsafe_budget now enforces its
@@ -62,7 +62,7 @@ def _copy_state(name: str, tmp_path: Path) -> Path:
     return tmp_path / name
 
 
-# Issue 15 (exact sampling, state version 2) deliberately changed what happens to these states:
+# State version 2 (exact sampling) deliberately changed what happens to these states:
 # their eta_1 was drawn by the float64 sampler and cannot be made exact after the fact, so they are
 # REFUSED (stepping, opening and `gtm deploy status` alike) with a message that says why and what to
 # do. Their canonical form and key header are unchanged: the HMAC still verifies by hand.

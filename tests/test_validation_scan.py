@@ -5,7 +5,8 @@ a *hand-rolled type check*, which is either
 
 (A) **the "number but not a bool" idiom**: a boolean expression (``and`` / ``or``) that tests one
     expression X both with ``isinstance(X, <types naming bool>)`` and with another
-    ``isinstance(X, <types naming a number type>)`` (the scalar types of (B) but bool), e.g. ``isinstance(x, bool) or not isinstance(x, int)`` or
+    ``isinstance(X, <types naming a number type>)`` (the scalar types of (B) but bool), e.g.
+    ``isinstance(x, bool) or not isinstance(x, int)`` or
     ``isinstance(v, (int, float)) and not isinstance(v, bool)``; anywhere (a condition, a
     comprehension, a return);
 (B) **a refused scalar type**: an ``if`` statement whose body raises and whose condition calls
@@ -124,8 +125,10 @@ PLANTED = {
     "numpy types, attribute on self": "def f(self):\n    if self.seed is not None and (isinstance(self.seed, bool)\n"
                                       "            or not isinstance(self.seed, (int, np.integer))):\n"
                                       "        raise InvalidParameter('seed')\n",
-    "int and not bool, in a comprehension": "ok = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in S)\n",
-    "not (number and not bool and range)": "def f(s):\n    if not (isinstance(s, (int, float)) and not isinstance(s, bool) and s > 0):\n"
+    "int and not bool, in a comprehension": ("ok = all(isinstance(v, (int, float)) and not isinstance(v, bool) "
+                                             "for v in S)\n"),
+    "not (number and not bool and range)": "def f(s):\n"
+                                           "    if not (isinstance(s, (int, float)) and not isinstance(s, bool) and s > 0):\n"
                                            "        raise ValueError(s)\n",
     "negated numbers ABC, no bool": "def f(x):\n    if not isinstance(x, numbers.Real):\n        raise TypeError(x)\n",
     "refused bool": "def f(x):\n    if isinstance(x, bool):\n        raise InvalidParameter(x)\n    return x\n",

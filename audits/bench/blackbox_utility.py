@@ -200,7 +200,8 @@ def write_utility(result: dict, out_dir: Path) -> list[Path]:
     lines = ["# Black-box evaluator: utility on real data", "",
              f"Data: {result['data']}. {result['sampler']}. Regenerate: `{result['command']}` "
              "(or `python -m benchmarks.bench_blackbox_utility`).", "",
-             "| case | n | eps | beta | lambda (paper) | P(out in CH(f(N_lambda))) | 1-beta | smallest lambda: median / q(1-beta) | "
+             "| case | n | eps | beta | lambda (paper) | P(out in CH(f(N_lambda))) | 1-beta | "
+             "smallest lambda: median / q(1-beta) | "
              "median error | best sample-and-aggregate median error (blocks) |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for c in result["cases"]:

@@ -95,7 +95,8 @@ def bench_markdown(result: dict) -> str:
                   f"Floors: Corollary 30 p_bar <= {_fmt(cell['corollary30_p_bar_ceiling'], 4)} "
                   f"(Lambda_0 = {_fmt(cell['corollary30_Lambda0'], 4)}); Theorem 31 E[N_t] >= "
                   f"{_fmt(cell['theorem31_evals_floor'], 4)}.", "",
-                  "| mechanism | guarantee | claimed p_bar | p_bar (95% CI) | method | halt@p* | p_halt | evals/step mean | p99 | /Thm31 |",
+                  "| mechanism | guarantee | claimed p_bar | p_bar (95% CI) | method | halt@p* | p_halt | "
+                  "evals/step mean | p99 | /Thm31 |",
                   "|---|---|---|---|---|---|---|---|---|---|"]
         for r in cell["rows"]:
             ci = r.get("p_bar_ci")

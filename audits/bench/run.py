@@ -1,4 +1,4 @@
-"""Side-by-side benchmark of GTM and its peers on the same workload (issue 6, Table 1 of the paper).
+"""Side-by-side benchmark of GTM and its peers on the same workload (Table 1 of the paper).
 
 Workload of a cell (eps, eps1/eps, beta, p*, T): every tester monitors T Bernoulli mechanisms
 (Pr[M_t = +1] = p_t), each eps_1-DP, with target p* and global failure probability beta.
@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -405,7 +405,7 @@ def row_of(cell, name):
 
 
 def checks(result: dict) -> dict:
-    """Done-when checks of issue 6, computed from the measured rows (cells that failed are skipped)."""
+    """The benchmark's acceptance checks, computed from the measured rows (cells that failed are skipped)."""
     result = {**result, "cells": [c for c in result["cells"] if "error" not in c]}
     table1 = []
     for cell in result["cells"]:
@@ -447,7 +447,7 @@ def checks(result: dict) -> dict:
 
 
 def median_cell_check(cell: dict, target: float = 0.6) -> dict:
-    """Issue 6: an exact-calibrated GTM uses <= target x the evaluations of the theorem21 GTM at equal
+    """An exact-calibrated GTM uses <= target x the evaluations of the theorem21 GTM at equal
     certified guarantees (same eps, beta, claimed p_bar) on the median cell. Every exact-calibrated
     variant is reported with its measured ratio (mean evaluations per step on the null stream); the
     target is judged on the variant with the best ratio among those whose guarantee equals theorem21's

@@ -1,4 +1,4 @@
-"""The `gtm` command line (DESIGN.md contract).
+"""The `gtm` command line (the contract: docs/cli.md).
 
 Exit codes: 0 success, 1 a check failed / a violation was found, 2 bad usage or
 bad input (one line on stderr, no traceback, no partial output).

@@ -224,20 +224,22 @@ def ledger_cmd(config_path, horizon, json_path):
 def witness_cmd(json_path):
     """Exact privacy loss on a 3-edge coverage stream (k = 1, 3 candidates) for every variant."""
     from gtm_core.batchtoco.problems import CoverageProblem
-    from gtm_core.batchtoco.witness import WITNESS_VARIANTS, witness
+    from gtm_core.batchtoco.witness import witness
+
+    from ..power.batchtoco import VARIANTS, variant
 
     out = check_writable(json_path)
     config = COConfig(epsilon=0.9, k=1, kappa=0.2)
     edges = [(0, 1), (0, 2), (1, 2)]
     rows = []
-    for v in WITNESS_VARIANTS:
-        r = witness(config, CoverageProblem(3, 1), edges, 2, variant=v, dps=20)
+    for v in VARIANTS:
+        r = witness(config, CoverageProblem(3, 1), edges, 2, implementation=variant(v), name=v, dps=20)
         rows.append(r.to_dict())
         click.echo(f"{v:16s} loss = {r.loss:.6g}  (eps = {r.epsilon})  delta(eps) = {r.delta_at_epsilon:.3g}  "
                    f"{'EXCEEDS eps' if r.exceeds else 'within eps'}")
     from gtm_core.batchtoco.witness import instance_input_witness
 
-    inst = [instance_input_witness(COConfig(), 2, variant=v).to_dict() for v in ("correct", "batch_eps_level")]
+    inst = [instance_input_witness(COConfig(), 2, implementation=variant(v)).to_dict() for v in ("correct", "batch_eps_level")]
     for row, v in zip(inst, ("correct", "batch_eps_level")):
         click.echo(f"GTM_2 alone, input privacy of {v}: loss = {row['loss']:.4g} vs Lemma 38 share {row['share']:.4g}  "
                    f"{'EXCEEDS the share' if row['exceeds'] else 'within the share'}")

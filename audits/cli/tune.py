@@ -172,7 +172,7 @@ def command(epsilon, eps_t, p_star, horizon, beta, p_bar, max_evaluations, json_
         click.echo(f"gtm tune: not achievable: {exc}")
         write_json(jp, {"status": "not-achievable", "message": str(exc), "best": exc.best,
                         "request": {"p_bar": p_bar, "max_evaluations": max_evaluations}})
-        raise click.exceptions.Exit(EXIT_CHECK_FAILED)
+        raise click.exceptions.Exit(EXIT_CHECK_FAILED) from None
     say("reference planners (theorem21, exact_noise) for the comparison")
     references = reference_points(problem)
     payload = payload_of(problem, result, references)

@@ -81,7 +81,6 @@ def halting_distribution(
         # one outer variable b = sign * eta_1 + eta_2 (the same at every step)
         tau2 = d.tau2_scale * steps[0].tau2
         w2 = cell_masses(tau2, h, tail)
-        K2 = w2.size
         if sign == -1:  # b = h (j - k): masses by correlation, m = j - k in [-(K1-1), K2-1]
             wb = np.clip(signal.fftconvolve(w2, w1[::-1], mode="full"), 0, None)
             b = (np.arange(wb.size) - (K1 - 1)) * h

@@ -1,4 +1,4 @@
-"""Planted violations: tests of the tester (issue 20).
+"""Planted violations: tests of the tester.
 
 A :class:`PlantedDeployment` behaves exactly like the correct GTM (the vectorised simulator of
 :mod:`gtm_core.simulator`) except on a small region of the input space, drawn at random from a

@@ -389,7 +389,9 @@ def svt3_distribution(mech: SVT, q) -> np.ndarray:
         for bi in range(B):
             lo = np.maximum(edges[bi], x) - q[k]
             hi = edges[bi + 1] - q[k]
-            mass = np.where(hi > lo, laplace_cdf(np.clip(hi, -1e6, 1e6), scale=b_nu) - laplace_cdf(np.clip(lo, -1e6, 1e6), scale=b_nu), 0.0)
+            cell = (laplace_cdf(np.clip(hi, -1e6, 1e6), scale=b_nu)
+                    - laplace_cdf(np.clip(lo, -1e6, 1e6), scale=b_nu))
+            mass = np.where(hi > lo, cell, 0.0)
             out[1 + k * B + bi] = integrate.trapezoid(surv * mass, r)
         surv = surv * laplace_cdf(x - q[k], scale=b_nu)
     out[0] = integrate.trapezoid(surv, r)

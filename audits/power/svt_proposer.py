@@ -1,4 +1,4 @@
-"""Exact-law proposer for the Sparse Vector audits (issue 20): where is the mechanism tight?
+"""Exact-law proposer for the Sparse Vector audits: where is the mechanism tight?
 
 The SVT variants of :mod:`audits.power.svt` have numerically exact output laws: given the threshold
 noise rho the (noisy) queries are independent, so every output probability is a 1-D integral over
@@ -420,7 +420,7 @@ def _propose_at(mech, law, events_of, settings: ProposerSettings, min_p: float, 
     finals.sort(key=lambda x: -x[0])
     # the best distinct pairs (by the search's quadrature), re-scored with the accurate law
     best, seen = [], set()
-    for v, q, qp, src in finals:
+    for _v, q, qp, src in finals:
         q, qp = tuple(float(x) for x in np.round(q, 3)), tuple(float(x) for x in np.round(qp, 3))
         if (q, qp) in seen or (qp, q) in seen or q == qp:
             continue

@@ -1,4 +1,4 @@
-"""A GTM deployment speaking the target protocol (DESIGN.md), for timing `gtm audit`.
+"""A GTM deployment speaking the target protocol (docs/protocol.md), for timing `gtm audit`.
 
     python -m benchmarks.targets.gtm_target CONFIG
 

@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import EvaluationBudgetExceeded
 from ..validation import check_choice, check_nonnegative_int
 from .driver import BatchToCO
+from .implementation import ALGORITHM3, Algorithm3
 from .params import COConfig
 from .problems import make_problem
 from .streams import EdgeStream
@@ -31,12 +32,12 @@ def solution_code(problem, solution) -> str:
     return str(int(solution))
 
 
-def batchtoco_output_code(config: COConfig, stream: EdgeStream, seed: int, *, variant: str = "correct",
-                          summary: str = "sequence") -> str:
+def batchtoco_output_code(config: COConfig, stream: EdgeStream, seed: int, *,
+                          implementation: Algorithm3 = ALGORITHM3, summary: str = "sequence") -> str:
     """One run of BatchToCO on ``stream`` -> its finite output code (see the module docstring)."""
     check_choice("summary", summary, SUMMARIES)
     problem = make_problem(config.problem, len(stream.vertices), config.k)
-    algo = BatchToCO(config, problem, np.random.default_rng(seed), variant=variant)
+    algo = BatchToCO(config, problem, np.random.default_rng(seed), implementation=implementation)
     codes = []
     try:
         for e in stream.edges:
@@ -46,9 +47,9 @@ def batchtoco_output_code(config: COConfig, stream: EdgeStream, seed: int, *, va
     return "|".join(codes) if summary == "sequence" else codes[-1]
 
 
-def batchtoco_counts(config: COConfig, stream: EdgeStream, n: int, seed: int, *, variant: str = "correct",
-                     summary: str = "sequence") -> Counter:
+def batchtoco_counts(config: COConfig, stream: EdgeStream, n: int, seed: int, *,
+                     implementation: Algorithm3 = ALGORITHM3, summary: str = "sequence") -> Counter:
     """Counts of the codes of ``n`` independent runs (run i seeded with (seed, i))."""
     n = check_nonnegative_int("n", n)
-    return Counter(batchtoco_output_code(config, stream, [seed, i], variant=variant, summary=summary)
+    return Counter(batchtoco_output_code(config, stream, [seed, i], implementation=implementation, summary=summary)
                    for i in range(n))

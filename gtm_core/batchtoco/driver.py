@@ -9,9 +9,8 @@ t >= 2: a_t = GTM_l.Step(M_t^{h_l}, X_t, eps_t, delta_t)  (eps_t = eps(l, j), j 
 GTM_l is the project's reference GTM (Algorithm 1, :class:`gtm_core.reference.GTM`) with
 the Theorem 23 step plan of :class:`~gtm_core.batchtoco.gtm_instance.InstancePlan`;
 purification (Lemma 24) is applied by :func:`gtm_core.reference.mechanism_for_step` when
-delta_t > 0. Variants for the power suite: ``"unnoised_score"`` (ThresholdSelect sees
-f(X_t, Y^) without Laplace noise) and ``"batch_eps_level"`` (A called with eps(l) instead
-of eps_t/2).
+delta_t > 0. How A is called and the score noised comes from an ``implementation``
+(:mod:`.implementation`; the default is Algorithm 3 as printed, the power suite injects broken ones).
 
 The evaluation budget and the privacy claim: GTM_l's steps run as Algorithm 1 states them, with
 the Lemma 22 budget B = ``StepPlan.evaluation_budget`` *reported* (``StepRecord.call_bound``) and
@@ -30,17 +29,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InvalidParameter
+from ..errors import InvalidParameter, UnsupportedConfiguration
 from ..reference import GTM, mechanism_for_step
-from ..validation import check_choice
 from . import params as P
 from .gtm_instance import InstancePlan, step_privacy_used
+from .implementation import ALGORITHM3, Algorithm3
 from .mechanisms import ScoredMechanism, TestMechanism
 from .params import COConfig
 from .threshold_select import threshold_select
-
-VARIANTS = ("correct", "unnoised_score", "batch_eps_level")
-
 
 @dataclass(frozen=True)
 class StepRecord:
@@ -60,13 +56,16 @@ class StepRecord:
 class BatchToCO:
     """Algorithm 3 on an insertion stream; call :meth:`step` with each inserted element."""
 
-    def __init__(self, config: COConfig, problem, rng: np.random.Generator, *, variant: str = "correct"):
+    def __init__(self, config: COConfig, problem, rng: np.random.Generator, *,
+                 implementation: Algorithm3 = ALGORITHM3):
         if not isinstance(config, COConfig):
             raise InvalidParameter(f"config must be a COConfig, got {type(config).__name__}")
-        check_choice("variant", variant, VARIANTS)
         if not isinstance(rng, np.random.Generator):
             raise InvalidParameter(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-        self.config, self.problem, self.variant = config, problem, variant
+        if not implementation.fresh_instance_noise:
+            raise UnsupportedConfiguration("the sampled BatchToCO draws fresh noise at every GTM_l.Init; reused "
+                                           "instance noise is modelled by the exact witness only")
+        self.config, self.problem, self.implementation = config, problem, implementation
         self._rng = rng
         self.state = problem.empty_state()
         self.t = 0
@@ -95,24 +94,24 @@ class BatchToCO:
             self.current = sols[0]
             self.level = 2
             self._new_instance()
-            return StepRecord(1, self.current, False, False, 1, eps1, 1, 1)
+            return StepRecord(t=1, solution=self.current, checkpoint=False, selected=False, level=1, eps_t=eps1,
+                              batch_calls=1, call_bound=1)
         self.local_step += 1
         sp = self._plan.step(self.local_step)
         h = float(P.threshold_level(self.level, c.kappa))
-        batch_eps = None
-        if self.variant == "batch_eps_level":
-            batch_eps = self._plan.epsilon_c
+        batch_eps = self.implementation.batch_epsilon(self._plan, sp.eps_t)
         test = TestMechanism(self.problem, self.state, sp.eps_t, h, self._rng, batch_eps=batch_eps)
         # the evaluation budget is reported (call_bound), never enforced: see the module docstring
         a = self._gtm.step(mechanism_for_step(test, sp, self._rng), None, sp.eps_t, sp.tau2, sp.c, sp.rho,
                            sp.s, evaluation_budget=None)
         calls = test.calls
         if a != sp.s:
-            return StepRecord(self.t, self.current, False, False, self.level, sp.eps_t, calls, sp.evaluation_budget)
+            return StepRecord(t=self.t, solution=self.current, checkpoint=False, selected=False, level=self.level,
+                              eps_t=sp.eps_t, batch_calls=calls, call_bound=sp.evaluation_budget)
         # checkpoint: ThresholdSelect_l with Q_t at the same (eps_t, delta_t)
         xi = float(P.stopping_probability(self.level, c.p_bar, c.beta, c.c_beta))
         scored = ScoredMechanism(self.problem, self.state, sp.eps_t, self._rng, batch_eps=batch_eps,
-                                 noised=self.variant != "unnoised_score")
+                                 noised=self.implementation.noised_score)
         result = threshold_select(scored, h, xi, min(sp.eps_t, 1.0), self._rng)
         if result.solution is not None:
             self.current = result.solution
@@ -121,14 +120,15 @@ class BatchToCO:
         self.level += 1
         self._new_instance()
         cap = P.selection_draw_cap(level, c.p_bar, c.beta)
-        return StepRecord(self.t, self.current, True, result.solution is not None, level, sp.eps_t,
-                          calls + result.draws, sp.evaluation_budget + cap)
+        return StepRecord(t=self.t, solution=self.current, checkpoint=True, selected=result.solution is not None,
+                          level=level, eps_t=sp.eps_t, batch_calls=calls + result.draws,
+                          call_bound=sp.evaluation_budget + cap)
 
 
-def run_stream(config: COConfig, problem, edges, rng: np.random.Generator, *, variant: str = "correct",
-               progress=None) -> list[StepRecord]:
+def run_stream(config: COConfig, problem, edges, rng: np.random.Generator, *,
+               implementation: Algorithm3 = ALGORITHM3, progress=None) -> list[StepRecord]:
     """Run BatchToCO over a whole sequence of updates; ``progress(t, T)`` is called now and then."""
-    algo = BatchToCO(config, problem, rng, variant=variant)
+    algo = BatchToCO(config, problem, rng, implementation=implementation)
     out = []
     T = len(edges)
     for i, e in enumerate(edges, start=1):

@@ -6,8 +6,8 @@ Q_t(X_t)   = (Y^, f(X_t, Y^) + Lap(2/eps_t)).
 Both are (eps_t, delta_t)-DP (Lemma 37(1)): A at eps_t/2 plus the Laplace mechanism at
 eps_t/2 on the 1-sensitive f(., Y^).
 
-``batch_eps`` and ``noised`` exist only for the broken variants of the power suite /
-exact witness (A called with eps(l) instead of eps_t/2; an un-noised score).
+``batch_eps`` and ``noised`` are set by the driver from its implementation
+(:mod:`.implementation`): Algorithm 3 uses eps_t/2 and a noised score.
 """
 
 from __future__ import annotations

@@ -56,6 +56,7 @@ from ..deployment.state import (
     write_private_atomic,
 )
 from ..errors import StateError
+from ..validation import is_integer
 
 STATE_FORMAT = "gtm-batchtoco-state"
 STATE_VERSION = 3  # 3: HMAC key file, lock, generation; 2: SHA-256 only (refused)
@@ -178,7 +179,7 @@ def check_body(body: dict, where: str) -> None:
     if not isinstance(body.get("run_id"), str) or not re.fullmatch(r"[0-9a-f]{32}", body["run_id"]):
         raise StateError(f"state file {where} is inconsistent: malformed run id")
     g = body.get("generation")
-    if not isinstance(g, int) or isinstance(g, bool) or g < 1:
+    if not is_integer(g) or g < 1:
         raise StateError(f"state file {where} is inconsistent: malformed generation")
     if body.get("pending") is not None:
         raise StateError(f"state file {where}: the run crashed during update {body['pending']}; "

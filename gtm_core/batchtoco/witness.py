@@ -12,11 +12,13 @@ How the law is assembled (Algorithm 3, nothing sampled):
 * At a checkpoint, ThresholdSelect's output law is closed-form: with q_Y = Pr[draw Y and pass]
   and r = 1 - sum_Y q_Y, Pr[Y] = q_Y (1 - (r(1 - xi))^T) / (1 - r(1 - xi)), Pr[-1] = rest.
 
-Variants (the power suite's broken mechanisms): ``unnoised_score`` (ThresholdSelect compares
-f(X_t, Y) itself with h_l), ``batch_eps_level`` (A at eps(l) instead of eps_t/2) and
-``reused_gtm`` (one GTM noise eta_1 - and tau_1, mu_1 - of GTM_2 kept across checkpoints
-instead of re-initialising; its halting law is integrated jointly over eta_1 with
-:func:`gtm_core.exact.continuation_probability`).
+The law is that of an ``implementation`` (:mod:`.implementation`; default Algorithm 3 as
+printed): the privacy parameter A is called with (``batch_epsilon``), whether ThresholdSelect's
+score is noised (``noised_score``), and whether every GTM_l.Init draws fresh noise
+(``fresh_instance_noise``). Without fresh noise, the one eta_1 - and tau_1, mu_1 - of GTM_2 is
+kept across checkpoints, and the halting law is integrated jointly over eta_1 with
+:func:`gtm_core.exact.continuation_probability`. The power suite's broken implementations are in
+:mod:`audits.power.batchtoco`.
 
 Pure DP only (delta = 0). The loss is max over sequences of |ln P(seq) / P'(seq)|
 (infinite when one side is 0); for approximate claims :func:`hockey_stick` gives delta(eps).
@@ -32,13 +34,11 @@ import mpmath
 
 from ..errors import InvalidParameter, UnsupportedConfiguration
 from ..exact import continuation_probability, transcript_distribution
-from ..validation import check_choice, check_int
+from ..validation import check_int
 from . import params as P
 from .gtm_instance import InstancePlan, step_privacy_used
+from .implementation import ALGORITHM3, Algorithm3
 from .params import COConfig
-
-WITNESS_VARIANTS = ("correct", "unnoised_score", "batch_eps_level", "reused_gtm")
-
 
 def laplace_survival(x, scale):
     """Pr[Lap(scale) >= x] (mpmath)."""
@@ -53,7 +53,7 @@ class _Context:
     config: COConfig
     problem: object
     states: list
-    variant: str
+    implementation: Algorithm3
     dps: int
 
 
@@ -62,9 +62,7 @@ def _step_eps(ctx: _Context, level: int, j: int) -> float:
 
 
 def _batch_eps(ctx: _Context, level: int, eps_t: float) -> float:
-    if ctx.variant == "batch_eps_level":
-        return InstancePlan(ctx.config, level).epsilon_c
-    return eps_t / 2
+    return ctx.implementation.batch_epsilon(InstancePlan(ctx.config, level), eps_t)
 
 
 def test_probability(ctx: _Context, level: int, t: int, eps_t: float):
@@ -84,7 +82,7 @@ def selection_law(ctx: _Context, level: int, t: int, eps_t: float) -> list:
     cap = P.threshold_select_iterations(xi, min(eps_t, 1.0))
     law = ctx.problem.law(ctx.states[t], _batch_eps(ctx, level, eps_t), dps=ctx.dps)
     with mpmath.workdps(ctx.dps):
-        if ctx.variant == "unnoised_score":
+        if not ctx.implementation.noised_score:
             q = [(y, pr * (1 if v >= h else 0)) for y, pr, v in law]
         else:
             q = [(y, pr * laplace_survival(h - v, 2 / mpmath.mpf(eps_t))) for y, pr, v in law]
@@ -97,7 +95,7 @@ def selection_law(ctx: _Context, level: int, t: int, eps_t: float) -> list:
 
 
 class _ReusedNoisePlan:
-    """GTM_l's step plans with GTM_2's tau_1, mu_1 (the reused-instance variant)."""
+    """GTM_l's step plans with GTM_2's tau_1, mu_1 (instance noise reused across checkpoints)."""
 
     def __init__(self, plan: InstancePlan, first: InstancePlan):
         self._plan, self.tau1, self.mu1, self.horizon = plan, first.tau1, first.mu1, None
@@ -119,7 +117,7 @@ def _segments(T: int, halts: tuple) -> list:
 
 def _pattern_probability(ctx: _Context, T: int, halts: tuple, cache: dict):
     segs = _segments(T, halts)
-    if ctx.variant != "reused_gtm":
+    if ctx.implementation.fresh_instance_noise:
         total = mpmath.mpf(1)
         for level, start, end, halted in segs:
             key = (level, start)
@@ -152,9 +150,8 @@ def _pattern_probability(ctx: _Context, T: int, halts: tuple, cache: dict):
         return mpmath.quad(integrand, pts) + mpmath.quad(integrand, [pts[-1], mpmath.inf])
 
 
-def output_law(config: COConfig, problem, edges, *, variant: str = "correct", dps: int = 25) -> dict:
+def output_law(config: COConfig, problem, edges, *, implementation: Algorithm3 = ALGORITHM3, dps: int = 25) -> dict:
     """{output sequence (tuple of solutions): exact probability} for BatchToCO on ``edges``."""
-    check_choice("variant", variant, WITNESS_VARIANTS)
     if config.delta != 0:
         raise UnsupportedConfiguration("the exact witness covers pure DP (delta = 0) only")
     T = len(edges)
@@ -165,7 +162,7 @@ def output_law(config: COConfig, problem, edges, *, variant: str = "correct", dp
     for e in edges:
         problem.insert(state, e)
         states.append(copy.deepcopy(state))
-    ctx = _Context(config, problem, states, variant, dps)
+    ctx = _Context(config, problem, states, implementation, dps)
     eps11 = step_privacy_used(config, 1, 1)
     law1 = problem.law(states[1], eps11, dps=dps)
     out: dict = {}
@@ -194,6 +191,8 @@ def output_law(config: COConfig, problem, edges, *, variant: str = "correct", dp
 
 @dataclass(frozen=True)
 class WitnessResult:
+    """The exact privacy loss of one implementation (named ``variant``) on a stream and its neighbour."""
+
     variant: str
     epsilon: float
     loss: float  # max |ln P/P'| over sequences (inf if a sequence has probability 0 on one side)
@@ -239,17 +238,19 @@ def hockey_stick(law: dict, law_prime: dict, epsilon) -> float:
     return float(max(d1, d2))
 
 
-def witness(config: COConfig, problem, edges, absent: int, *, variant: str = "correct", dps: int = 25) -> WitnessResult:
-    """Exact output laws on ``edges`` and on its neighbour with update ``absent`` (1-based) empty."""
+def witness(config: COConfig, problem, edges, absent: int, *, implementation: Algorithm3 = ALGORITHM3,
+            name: str = "correct", dps: int = 25) -> WitnessResult:
+    """Exact output laws on ``edges`` and on its neighbour with update ``absent`` (1-based) empty;
+    ``name`` labels the implementation in the result."""
     check_int("absent", absent, minimum=1, maximum=len(edges))
     other = list(edges)
     other[absent - 1] = None
-    a = output_law(config, problem, edges, variant=variant, dps=dps)
-    b = output_law(config, problem, other, variant=variant, dps=dps)
+    a = output_law(config, problem, edges, implementation=implementation, dps=dps)
+    b = output_law(config, problem, other, implementation=implementation, dps=dps)
     loss, where = privacy_loss(a, b, dps)
     with mpmath.workdps(dps):
         delta = hockey_stick(a, b, config.epsilon)
-    return WitnessResult(variant, config.epsilon, loss, where, float(mpmath.fsum(a.values())),
+    return WitnessResult(name, config.epsilon, loss, where, float(mpmath.fsum(a.values())),
                          float(mpmath.fsum(b.values())), len(set(a) | set(b)), delta)
 
 
@@ -272,17 +273,16 @@ class InstanceInputWitness:
                 "share": self.share, "exceeds": self.exceeds}
 
 
-def instance_input_witness(config: COConfig, level: int, *, variant: str = "correct", steps: int = 3,
-                           probes=(0.2, 0.35, 0.5), dps: int = 20) -> InstanceInputWitness:
-    """Exact engine on GTM_l alone: the test mechanism's actual input privacy is eps_t (correct) or
-    eps(l) + eps_t/2 (``batch_eps_level``: A at eps(l), Laplace at eps_t/2); neighbouring streams
-    shift every step's success probability by e^{eps_in} (the edge is present from its insertion on).
-    A loss above the share means Lemma 38's per-instance accounting fails for that variant."""
-    if variant not in ("correct", "batch_eps_level"):
-        raise InvalidParameter(f"variant must be 'correct' or 'batch_eps_level', got {variant!r}")
+def instance_input_witness(config: COConfig, level: int, *, implementation: Algorithm3 = ALGORITHM3,
+                           steps: int = 3, probes=(0.2, 0.35, 0.5), dps: int = 20) -> InstanceInputWitness:
+    """Exact engine on GTM_l alone: the test mechanism's actual input privacy is
+    eps_in = batch_epsilon + eps_t/2 (A, then the Laplace test at eps_t/2; eps_t for Algorithm 3);
+    neighbouring streams shift every step's success probability by e^{eps_in} (the edge is present
+    from its insertion on). A loss above the share means Lemma 38's per-instance accounting fails
+    for that implementation."""
     plan = InstancePlan(config, level, horizon=steps)
     eps_t = plan.step(1).eps_t
-    eps_in = eps_t if variant == "correct" else plan.epsilon_c + eps_t / 2
+    eps_in = implementation.batch_epsilon(plan, eps_t) + eps_t / 2
     worst = mpmath.mpf(0)
     with mpmath.workdps(dps):
         for p in probes:

@@ -95,7 +95,7 @@ def test_eps_t_zero_at_some_steps_is_audited_with_identical_neighbours_there(pla
 
 
 # ---------------------------------------------------------------------------
-# budget stops (docs/protocol.md: -t = stopped at step t on the evaluation budget; issue 13, item 4)
+# budget stops (docs/protocol.md: -t = stopped at step t on the evaluation budget)
 # ---------------------------------------------------------------------------
 
 
@@ -143,7 +143,7 @@ def test_the_reference_gtm_is_audited_through_its_budget_stops():
 
 def test_slow_target_uses_its_whole_time_budget(plan):
     """A correct but slow deployment (0.05 s per request): the audit re-plans its estimation phase from
-    the measured throughput and uses >= 90% of a 10 s budget (issue 20); the JSON records the share."""
+    the measured throughput and uses >= 90% of a 10 s budget; the JSON records the share."""
     import time as _time
 
     inner = SimulatorTarget(plan)

@@ -1,4 +1,4 @@
-"""The execution layer: placement-independent batches, Dask workers, faults (issue 19).
+"""The execution layer: placement-independent batches, Dask workers, faults.
 
 The cluster tests start a local Dask cluster of worker *processes*. ``local_runs=0`` sends every
 request to the workers (by default small selection requests stay in the client).
@@ -122,7 +122,7 @@ def two_workers():
 
 
 def test_in_process_and_two_workers_give_byte_identical_audits(plan, two_workers):
-    """Done-when of issue 19: simulator and subprocess targets, in-process vs 2 worker processes."""
+    """Simulator and subprocess targets, in-process vs 2 worker processes."""
     two_workers.local_runs = 0  # every request to the workers (the search's requests are small)
     try:
         assert audit_json(SimulatorTarget(plan), InProcess()) == audit_json(SimulatorTarget(plan), two_workers)

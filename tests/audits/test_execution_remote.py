@@ -1,4 +1,4 @@
-"""Audits on a Dask cluster started by hand (issue 19): a real ``dask scheduler`` and ``dask worker``
+"""Audits on a Dask cluster started by hand: a real ``dask scheduler`` and ``dask worker``
 processes, as docs/distributed.md shows, give the in-process audit JSON; so does a 4-worker local cluster.
 
 Every process started here runs in its own process group and is killed in a ``finally``; every wait is

@@ -1,4 +1,4 @@
-"""Audit reports (issue 13, item 2): ``.html`` is one self-contained HTML5 page that a strict parser
+"""Audit reports: ``.html`` is one self-contained HTML5 page that a strict parser
 accepts (:func:`tests.html_check.validate_html`: html5lib strict + a structural pass), ``.md`` is
 Markdown whose tables keep their columns, both with the plot embedded and every value escaped; the
 slow test renders the page in headless Chromium."""

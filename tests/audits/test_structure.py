@@ -1,4 +1,4 @@
-"""Rules of the audits/ package checked on its code (parsed with ast, nothing imported), issue 12:
+"""Rules of the audits/ package checked on its code (parsed with ast, nothing imported):
 
 * the library does not depend on the command line: only ``audits.cli`` modules import ``audits.cli``;
 * modules that ship in the same wheel are imported, never feature-checked

@@ -123,7 +123,7 @@ def test_subprocess_missing_program():
         SubprocessTarget("/nonexistent/program --flag")
 
 
-# --- hostile and misbehaving targets (issue 14): process groups, drained stderr, bounded waits ----
+# --- hostile and misbehaving targets: process groups, drained stderr, bounded waits ----
 
 def _serve_loop(extra: str = "") -> list[str]:
     """A protocol-speaking target: answers every request with 'never halted'."""
@@ -208,7 +208,7 @@ def test_budget_stop_codes_are_accepted():
 
 def test_reference_target_answers_budget_stops():
     # evaluation_budget_factor = 1: most runs on an all-zero stream stop on their budget, and the
-    # reference target answers -t instead of raising EvaluationBudgetExceeded (issue 13, item 4)
+    # reference target answers -t instead of raising EvaluationBudgetExceeded
     plan = make_plan(GTMConfig.load(Path(__file__).resolve().parents[2] / "examples" / "unsafe_budget.toml"))
     halt = ReferenceTarget(plan).sample([0.0] * 20, 20, seed=0).halt
     assert (halt < 0).sum() >= 10 and halt.min() >= -20

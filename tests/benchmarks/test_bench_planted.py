@@ -1,4 +1,4 @@
-"""The planted-violation bench's own contract (issue 20): the confidence it audits at, its output files."""
+"""The planted-violation bench's own contract: the confidence it audits at, its output files."""
 
 from __future__ import annotations
 

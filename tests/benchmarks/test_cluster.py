@@ -1,4 +1,4 @@
-"""`--workers N` / `--scheduler ADDRESS` of the benchmark scripts (benchmarks/cluster.py, issue 19): bad flags
+"""`--workers N` / `--scheduler ADDRESS` of the benchmark scripts (benchmarks/cluster.py): bad flags
 exit 2 with one line before any work; the units come back in order whatever the chunking; (slow) the
 calibration and planted benchmarks give the same results in-process and on a 1-worker Dask cluster."""
 

@@ -60,7 +60,7 @@ def test_a_crash_before_the_rename_keeps_the_old_file(tmp_path):
     assert target.read_text() == "new"
 
 
-def _old_cli_jsonable(obj):  # audits/cli_common._jsonable before issue 12 (pinned)
+def _old_cli_jsonable(obj):  # the earlier CLI JSON conversion, pinned
     if isinstance(obj, float):
         if math.isnan(obj):
             return "nan"

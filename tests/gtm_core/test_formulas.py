@@ -249,10 +249,10 @@ def test_erratum_theorem23_item3_same_missing_hypothesis():
     assert ratio(1, 1 - 1e-6) > 1e7
 
 
-# --- issue 12: E[lambda_t] written once (formerly audits/certify_checks.expected_lambda) -----------
+# --- E[lambda_t] written once ---------------------------------------------------------------------
 
 
-def _old_expected_lambda(sp, *, tau1, mu1):  # audits/certify_checks.py before issue 12 (pinned)
+def _old_expected_lambda(sp, *, tau1, mu1):  # the earlier formula, pinned
     if sp.eps_t == 0:
         return float(sp.rho)
     s1 = 1.0 / (sp.eps_t * tau1)

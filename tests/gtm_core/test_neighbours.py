@@ -8,13 +8,13 @@ import pytest
 from gtm_core.neighbours import eps_at, is_neighbour, neighbour_interval, ratio_within
 
 
-def _old_search_step_range(p, eps):  # audits/search.py step_range before issue 12 (pinned)
+def _old_search_step_range(p, eps):  # the earlier audits/search.py step_range, pinned
     lo = max(p * math.exp(-eps), 1 - (1 - p) * math.exp(eps))
     hi = min(p * math.exp(eps), 1 - (1 - p) * math.exp(-eps))
     return max(lo, 0.0), min(hi, 1.0)
 
 
-def _old_exact_neighbour_interval(p, eps_t):  # gtm_core/exact.py before issue 12 (pinned)
+def _old_exact_neighbour_interval(p, eps_t):  # the earlier exact-engine interval, pinned
     e = math.exp(eps_t)
     lo = max(p / e, 1 - e * (1 - p))
     hi = min(p * e, 1 - (1 - p) / e)

@@ -174,7 +174,7 @@ def test_rng_type_checked():
         GTM(rng=42)
 
 
-# --- the public phases the deployment runtime uses (issue 12) ----------------------------
+# --- the public phases the deployment runtime uses ----------------------------
 
 
 def test_public_phases_reproduce_step_draw_for_draw():

@@ -11,7 +11,8 @@ from gtm_core import GTMConfig
 
 @pytest.fixture(scope="module")
 def small_cert():
-    return certify(GTMConfig.load("examples/default.toml"), horizon=30, quick=True, seconds=3, seed=11, progress=False, witnesses={})
+    return certify(GTMConfig.load("examples/default.toml"), horizon=30, quick=True, seconds=3, seed=11, progress=False,
+                   witnesses={})
 
 
 @pytest.fixture(scope="module")

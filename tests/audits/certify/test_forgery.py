@@ -1,4 +1,4 @@
-"""Forged certificates (issue 14): every edit that keeps or recomputes the SHA-256 is caught.
+"""Forged certificates: every edit that keeps or recomputes the SHA-256 is caught.
 
 One honest certificate with every external witness (small budgets: horizon 20, 2 budget-seconds:
 about 1.1e6 audit samples and 20 search attempts) is made once; each test forges a copy of it.

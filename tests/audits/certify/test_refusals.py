@@ -57,7 +57,7 @@ def test_unplannable_configuration_is_refused_not_crashed():
 
 
 def test_huge_budgets_are_no_planner_defect():
-    # issue 13, item 6: eps_t = 2 on the default example has budgets of 1e27..1e60; they used to be
+    # eps_t = 2 on the default example has budgets of 1e27..1e60; they used to be
     # rounded below e * lambda_bar at some steps (cost.evaluation-bound failed at step 4 first, the
     # refusal said "planner defect; please report it"). Now the only refusal is the real one.
     d = derive(_cfg(eps_t=2.0, horizon=25))

@@ -1,7 +1,6 @@
 """The certificate orchestrator (audits.certify.run): every claim names its witness, claims without a
 supplied witness are reported honestly, provenance, and end-to-end certificates of each planner."""
 
-import pytest
 
 from audits.certify import certify
 from audits.certify import model as CE

@@ -45,7 +45,7 @@ def test_html_report_and_no_progress_alias(tmp_path):
                 "--seconds", "60", "--report", str(rep), "--no-progress"])
     assert res.exit_code == 0, res.output
     assert rep.read_text().startswith("<!DOCTYPE html>") and [p.name for p in tmp_path.iterdir()] == ["a.html"]
-    # 20,000 runs: the audit says its bound is weak (issue 13, item 9)
+    # 20,000 runs: the audit says its bound is weak
     assert "gtm: warning: only " in res.output and "the lower bound is weak" in res.output
 
 

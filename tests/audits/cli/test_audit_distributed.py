@@ -1,4 +1,4 @@
-"""`gtm audit --workers / --scheduler` (issue 19): bad flags, unreachable scheduler, same JSON, Ctrl-C."""
+"""`gtm audit --workers / --scheduler`: bad flags, unreachable scheduler, same JSON, Ctrl-C."""
 
 import json
 import os

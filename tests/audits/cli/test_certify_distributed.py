@@ -1,9 +1,8 @@
-"""`gtm certify --workers N / --scheduler ADDR` (issue 19): the flags reach the witnesses, bad flags exit 2
+"""`gtm certify --workers N / --scheduler ADDR`: the flags reach the witnesses, bad flags exit 2
 with one line before any work, and (slow) a certificate made on a 2-worker Dask cluster is the one made
 in-process and re-verifies (``--verify --rerun``, itself on the cluster)."""
 
 import json
-import os
 import time
 
 import pytest

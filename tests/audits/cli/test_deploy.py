@@ -91,7 +91,7 @@ def test_mechanism_command_faults_fail_the_deployment(state, tmp_path, body, kin
                                    "--json", str(out)]))
     assert "now failed" in line
     assert not out.exists()  # no partial output
-    r = _invoke(["deploy", "status", state, "--json", str(out)])
+    _invoke(["deploy", "status", state, "--json", str(out)])
     assert json.loads(out.read_text())["failure"]["kind"] == kind
 
 
@@ -134,7 +134,7 @@ def test_real_subprocess_one_line_error_and_exit_code(tmp_path):
 
 
 def test_init_takes_config_as_an_argument_too(state):
-    # issue 13, item 7: CONFIG is positional in every other verb; --config stays accepted
+    # CONFIG is positional in every other verb; --config stays accepted
     r = _invoke(["deploy", "init", state, EXAMPLE])
     assert r.exit_code == 0, r.output
     assert "created deployment" in r.output

@@ -1,4 +1,4 @@
-"""`--generation-check` (issue 14): a state rolled back to an older copy of itself is refused
+"""`--generation-check`: a state rolled back to an older copy of itself is refused
 before any step, with examples/generation_check.sh keeping an append-only log."""
 
 import json

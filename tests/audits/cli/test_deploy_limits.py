@@ -1,4 +1,4 @@
-"""`gtm deploy step` at the limits (issue 14): --steps past the horizon commits the remaining steps
+"""`gtm deploy step` at the limits: --steps past the horizon commits the remaining steps
 and exits 0 with a note and --json; a commit that cannot be written (ENOSPC) is reported as
 state_write_failed, in the state and on the command line, not later as "the process died"."""
 

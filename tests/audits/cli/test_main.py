@@ -1,4 +1,4 @@
-"""`gtm --version`: the version and where the running code lives (issue 13, item 3)."""
+"""`gtm --version`: the version and where the running code lives."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def test_version_of_an_installed_copy_says_so(tmp_path):
 
 
 def test_bare_gtm_prints_the_help_and_exits_0():
-    # issue 13, item 7: no verb is a request for help, not an error
+    # no verb is a request for help, not an error
     out = subprocess.run([sys.executable, "-m", "audits.cli"], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("Usage: gtm [OPTIONS] COMMAND [ARGS]...") and out.stderr == ""

@@ -1,4 +1,4 @@
-"""`gtm plan CONFIG [--steps ...] [--json PATH]` (DESIGN.md command-line contract).
+"""`gtm plan CONFIG [--steps ...] [--json PATH]` (docs/cli.md).
 
 Most cases run in-process with click's CliRunner; one test runs `python -m audits.cli` in a
 subprocess (twice) to check what a user really sees (exit code, one stderr line, no traceback).
@@ -251,7 +251,7 @@ def test_exact_noise_example_keeps_theorem21s_threshold_with_a_smaller_c():
 
 
 # ---------------------------------------------------------------------------
-# unusable configurations (issue 13, item 6): printed, then refused with the reason, exit 1
+# unusable configurations: printed, then refused with the reason, exit 1
 # ---------------------------------------------------------------------------
 
 

@@ -1,9 +1,8 @@
-"""Outputs pinned before the issue-12 reshaping of ``audits/`` (fixtures made at commit f9d3f6d).
+"""Outputs pinned before the reshaping of ``audits/`` (fixtures made at commit f9d3f6d).
 
 * A seeded ``--max-samples`` audit is bit-for-bit reproducible from its seed (same seed twice, same
-  JSON apart from timings). Until issue 20 this compared against an audit written before the move
-  (fixture ``audit_seed3.json``); the issue-20 search proposes other candidates, so that historical
-  pin no longer applies and was replaced by the determinism test.
+  JSON apart from timings). The fixture ``audit_seed3.json`` was written by an earlier search that
+  proposed other candidates, so it is not compared byte for byte.
 * A ``--quick`` certificate made before the move still verifies (``certify --verify``), and a new
   one makes the same claims (timing, version and provenance fields aside; the audit and exact-search
   witnesses run on wall / CPU-time budgets, so only their ids, statements, witness kinds and
@@ -55,8 +54,8 @@ def _seeded_audit(tmp_path, seed: int, tag: str = "") -> dict:
 def test_seeded_max_samples_audit_is_deterministic(tmp_path):
     """A seeded --max-samples audit is bit-for-bit reproducible from its seed (timings aside): this pins
     that every random draw of the auditor (selection, refinement, validation, Poisson run counts) comes
-    from the seed. (The pre-layout fixture audit_seed3.json pinned the OLD search's output; the issue-20
-    search proposes other candidates, so that pin no longer applies and was removed.)"""
+    from the seed. (The pre-layout fixture audit_seed3.json pinned an earlier search's output; the
+    current search proposes other candidates, so that fixture is not compared.)"""
     first, second = _seeded_audit(tmp_path, 3, "a"), _seeded_audit(tmp_path, 3, "b")
     assert json.dumps(_without_timings(first), sort_keys=True) == json.dumps(_without_timings(second), sort_keys=True)
 
@@ -75,8 +74,8 @@ def _old_certificate(tmp_path) -> Path:
 
 
 def test_pre_layout_certificate_is_recognised_as_an_earlier_schema(tmp_path):
-    """It verified unchanged after the layout move (issue 12). Issue 14 then bound the witnesses to
-    the configuration and made them re-runnable (certificate schema 2), so a schema-1 certificate
+    """It verified unchanged after the layout move. Certificate schema 2 binds the witnesses to
+    the configuration and makes them re-runnable, so a schema-1 certificate
     can no longer be *established*: it is reported as made by an earlier gtm (exit 1), not as
     valid and not as tampered."""
     res = _gtm("certify", "--verify", str(_old_certificate(tmp_path)), "--no-progress")

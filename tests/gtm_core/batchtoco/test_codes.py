@@ -2,6 +2,7 @@
 
 import pytest
 
+from audits.power.batchtoco import variant
 from gtm_core.batchtoco.codes import batchtoco_counts, batchtoco_output_code
 from gtm_core.batchtoco.params import COConfig
 from gtm_core.batchtoco.streams import EdgeStream
@@ -21,7 +22,8 @@ def test_codes_are_reproducible_and_well_formed():
 def test_counts_sum_to_n_for_every_variant():
     c = batchtoco_counts(CONFIG, STREAM, 30, 0)
     assert sum(c.values()) == 30
-    nb = batchtoco_counts(CONFIG, STREAM.neighbour(2), 60, 0, variant="unnoised_score", summary="final")
+    nb = batchtoco_counts(CONFIG, STREAM.neighbour(2), 60, 0, implementation=variant("unnoised_score"),
+                          summary="final")
     assert sum(nb.values()) == 60
 
 

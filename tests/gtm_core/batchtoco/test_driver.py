@@ -3,11 +3,13 @@
 import numpy as np
 import pytest
 
-from gtm_core.batchtoco.driver import VARIANTS, BatchToCO, run_stream
+from audits.power.batchtoco import SAMPLED_VARIANTS, variant
+from gtm_core.batchtoco.driver import BatchToCO, run_stream
+from gtm_core.batchtoco.implementation import ALGORITHM3
 from gtm_core.batchtoco.params import COConfig
 from gtm_core.batchtoco.problems import CoverageProblem, MaxCutProblem
 from gtm_core.batchtoco.streams import bundled_stream
-from gtm_core.errors import InvalidParameter
+from gtm_core.errors import InvalidParameter, UnsupportedConfiguration
 
 
 def test_outputs_change_only_at_checkpoints_and_levels_increase():
@@ -30,16 +32,31 @@ def test_seeded_runs_are_reproducible_and_maxcut_runs():
     assert [int(r.solution) for r in a] == [int(r.solution) for r in b]
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
-def test_variants_run(variant):
+@pytest.mark.parametrize("name", SAMPLED_VARIANTS)
+def test_injected_implementations_run(name):
     s = bundled_stream("florentine_families")
-    recs = run_stream(COConfig(k=1), CoverageProblem(15, 1), s.edges[:8], np.random.default_rng(1), variant=variant)
+    recs = run_stream(COConfig(k=1), CoverageProblem(15, 1), s.edges[:8], np.random.default_rng(1),
+                      implementation=variant(name))
     assert len(recs) == 8
 
 
+def test_the_default_implementation_is_algorithm3_and_the_correct_variant_draws_the_same():
+    s = bundled_stream("florentine_families")
+    cfg, edges = COConfig(k=1), s.edges[:12]
+    a = run_stream(cfg, CoverageProblem(15, 1), edges, np.random.default_rng(4))
+    b = run_stream(cfg, CoverageProblem(15, 1), edges, np.random.default_rng(4), implementation=variant("correct"))
+    c = run_stream(cfg, CoverageProblem(15, 1), edges, np.random.default_rng(4), implementation=ALGORITHM3)
+
+    def seen(recs):
+        return [(r.t, np.asarray(r.solution).tolist(), r.checkpoint, r.selected, r.level, r.eps_t, r.batch_calls)
+                for r in recs]
+
+    assert seen(a) == seen(b) == seen(c)
+
+
 def test_bad_arguments():
-    with pytest.raises(InvalidParameter, match="variant must be one of"):
-        BatchToCO(COConfig(), CoverageProblem(5, 1), np.random.default_rng(0), variant="nope")
+    with pytest.raises(UnsupportedConfiguration, match="reused instance noise"):
+        BatchToCO(COConfig(), CoverageProblem(5, 1), np.random.default_rng(0), implementation=variant("reused_gtm"))
     with pytest.raises(InvalidParameter, match="config must be a COConfig"):
         BatchToCO({}, CoverageProblem(5, 1), np.random.default_rng(0))
 

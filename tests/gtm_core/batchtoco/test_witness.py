@@ -7,6 +7,7 @@ eps on this instance (the Laplace noise at eps_t/2 hides the batch algorithm's e
 import mpmath
 import pytest
 
+from audits.power.batchtoco import variant
 from gtm_core.batchtoco.params import COConfig
 from gtm_core.batchtoco.problems import CoverageProblem
 from gtm_core.batchtoco.witness import hockey_stick, output_law, privacy_loss, witness
@@ -25,14 +26,15 @@ def test_correct_algorithm_within_eps_and_laws_sum_to_one():
 
 
 def test_unnoised_threshold_select_has_infinite_loss():
-    r = witness(CONFIG, CoverageProblem(3, 1), EDGES, 2, variant="unnoised_score", dps=20)
+    r = witness(CONFIG, CoverageProblem(3, 1), EDGES, 2, implementation=variant("unnoised_score"), dps=20)
     assert r.loss == float("inf") and r.exceeds
     assert r.delta_at_epsilon > 0.01  # also an (eps, delta) violation for any delta below it
 
 
 def test_batch_eps_level_leaks_more_than_correct_but_stays_below_eps_here():
     good = witness(CONFIG, CoverageProblem(3, 1), EDGES, 2, dps=20)
-    bad = witness(CONFIG, CoverageProblem(3, 1), EDGES, 2, variant="batch_eps_level", dps=20)
+    bad = witness(CONFIG, CoverageProblem(3, 1), EDGES, 2, implementation=variant("batch_eps_level"),
+                  name="batch_eps_level", dps=20)
     assert bad.loss > 3 * good.loss
     assert not bad.exceeds
 
@@ -40,7 +42,7 @@ def test_batch_eps_level_leaks_more_than_correct_but_stays_below_eps_here():
 def test_reused_gtm_integral_agrees_with_the_exact_engine_on_one_instance():
     p = CoverageProblem(3, 1)
     a = output_law(CONFIG, p, EDGES[:2], dps=20)
-    b = output_law(CONFIG, p, EDGES[:2], variant="reused_gtm", dps=20)
+    b = output_law(CONFIG, p, EDGES[:2], implementation=variant("reused_gtm"), dps=20)
     assert set(a) == set(b)
     assert max(abs(a[k] - b[k]) for k in a) < mpmath.mpf(10) ** -15
 
@@ -69,6 +71,6 @@ def test_instance_input_witness_catches_batch_at_level_budget():
     from gtm_core.batchtoco.witness import instance_input_witness
 
     good = instance_input_witness(COConfig(), 2)
-    bad = instance_input_witness(COConfig(), 2, variant="batch_eps_level")
+    bad = instance_input_witness(COConfig(), 2, implementation=variant("batch_eps_level"))
     assert not good.exceeds and good.loss > 0
     assert bad.exceeds and bad.loss > 3 * bad.share

@@ -1,4 +1,4 @@
-"""Path aliasing and locking (issue 14): a state reached through a symlink is the same deployment
+"""Path aliasing and locking: a state reached through a symlink is the same deployment
 (the real file is locked and written, the link survives), and deleting STATE.lock while a
 deployment is open does not let a second process in (the key file is flocked too)."""
 

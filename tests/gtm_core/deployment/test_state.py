@@ -1,4 +1,4 @@
-"""State file details (issue 14): only a deployment's own temporaries are swept; the state's size
+"""State file details: only a deployment's own temporaries are swept; the state's size
 does not depend on the secret."""
 
 import os

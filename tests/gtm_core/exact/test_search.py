@@ -87,7 +87,7 @@ def test_perturbed_plan_keeps_the_claim(plan):
     assert b.epsilon == plan.epsilon and math.isclose(b.mu1, plan.mu1)
 
 
-# -- the starts are mappable (issue 19): same result whatever evaluates them -----------------------
+# -- the starts are mappable: same result whatever evaluates them -----------------------
 
 def test_search_result_does_not_depend_on_the_mapper_or_the_chunk_size(plan):
     """A fake mapper that evaluates each chunk in reverse order (results handed back in order), and
@@ -136,7 +136,8 @@ def test_search_on_two_dask_worker_processes_gives_the_in_process_result(plan):
     ref = worst_case_search(plan, horizon=3, seconds=600, seed=5, max_attempts=120)
     # the scheduler's HTTP server on a free port (its default 8787 may be taken: a warning, an error here)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  scheduler_kwargs={"dashboard_address": ":0"}, silence_logs=50) as cluster, distributed.Client(cluster) as client:
+                                  scheduler_kwargs={"dashboard_address": ":0"}, silence_logs=50) as cluster, \
+            distributed.Client(cluster) as client:
         def dask_map(fn, items):
             return client.gather(client.map(fn, list(items), pure=False))
 

@@ -216,7 +216,7 @@ def test_noiseless_steps_are_poisson_only():
 
 
 # ---------------------------------------------------------------------------
-# issue 6's target, from plans
+# the benchmark's evaluation target, from plans
 
 
 def test_median_cell_uses_at_most_0_6_of_theorem21s_evaluations():

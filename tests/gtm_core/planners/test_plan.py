@@ -364,7 +364,7 @@ def test_overflowing_configuration_is_a_typed_error():
         make_plan(cfg)
 
 
-# --- the one registry of parameterizations (issue 12) ----------------------------------------
+# --- the one registry of parameterizations ----------------------------------------
 
 
 def test_parameterization_properties_are_given_by_name():

@@ -85,7 +85,7 @@ def test_overflowing_configuration_is_a_typed_error():
 
 
 # ---------------------------------------------------------------------------
-# evaluation budgets beyond 2^53 (issue 13, item 6: `gtm certify` on eps_t = 2 reported a "planner
+# evaluation budgets beyond 2^53 (`gtm certify` on eps_t = 2 once reported a "planner
 # defect" - cost.evaluation-bound failed at 129 of 1000 steps)
 # ---------------------------------------------------------------------------
 
