@@ -23,6 +23,7 @@ import copy
 import inspect
 import json
 import math
+from fractions import Fraction
 import os
 import shutil
 import subprocess
@@ -148,10 +149,22 @@ def test_formulas_with_hostile_arguments(name, data):
 @_settings(300)
 @given(helper=st.sampled_from([n for n in dir(validation) if n.startswith("check_")]), value=hostile_value)
 def test_validation_helpers(helper, value):
-    result = typed(getattr(validation, helper), "field", value)
-    if result is not TYPED and helper == "check_stream":
+    """Every check_* helper either returns a value of its documented kind or raises a typed error."""
+    extra = {"check_choice": (("a", 1, None),)}.get(helper, ())
+    result = typed(getattr(validation, helper), "field", value, *extra)
+    if result is TYPED:
+        return
+    if helper == "check_stream":
         assert isinstance(result, np.ndarray) and result.ndim == 1 and np.all((result >= 0) & (result <= 1))
-    elif result is not TYPED:
+    elif helper == "check_bool":
+        assert isinstance(result, (bool, np.bool_))
+    elif helper == "check_choice":
+        assert result in extra[0]
+    elif helper == "check_formula_real":
+        assert result is None
+    elif helper == "check_exact_real":
+        assert isinstance(result, (int, float, Fraction)) and not isinstance(result, bool)
+    else:
         assert isinstance(result, (int, float)) and not isinstance(result, bool)
         assert isinstance(result, int) or math.isfinite(result)
 

@@ -402,7 +402,7 @@ def _cost_claims(config, plan, rows) -> list[Claim]:
     total_bound = math.nextafter(total_bound, math.inf)
     out.append(Claim(
         "cost.budget-exceed", "cost",
-        f"Probability that some step up to the horizon needs more evaluations than its budget ("
+        "Probability that some step up to the horizon needs more evaluations than its budget ("
         + ("the run then stops in its terminal failed state" if not plan.pure else
            "reported only: evaluation_budget = \"none\" never enforces it")
         + f") is <= beta = {g.beta:g}: sum_t min_L Pr[lambda_t > L] + Pr[Po(L) > budget_t].",

@@ -44,9 +44,9 @@ import numbers
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -368,7 +368,8 @@ class OutputCoder:
     """Maps a measurement's output to a finite code (fitted on pilot outputs only).
 
     ``shape``: ``"bool"``, ``"str"``, ``"none"``, ``"binned"`` (ints or floats, through ``bins``:
-    integers with at most :data:`MAX_EXACT_INTEGERS` distinct pilot values get one bin per value), ``"dict"`` (released keys + binned values through ``bins``) or ``"seq"``
+    integers with at most :data:`MAX_EXACT_INTEGERS` distinct pilot values get one bin per value),
+    ``"dict"`` (released keys + binned values through ``bins``) or ``"seq"``
     (``parts``: one coder per position).
     """
 
@@ -589,7 +590,8 @@ def _pure_audit(target, pairs, labels, pilot_outputs, *, epsilon, seconds, max_s
     problem = OrderedFiniteProblem(target, pairs, book, target.coder.ordered, labels=labels)
     problem.initial_samples = first_round
     result = run_audit(problem, epsilon=epsilon, seconds=seconds, max_samples=max_samples, seed=seed,
-                       confidence=confidence, progress=progress, target_name=name, n0=first_round, selection_share=selection_share,
+                       confidence=confidence, progress=progress, target_name=name, n0=first_round,
+                       selection_share=selection_share,
                        validation_share=0.1)
     return FiniteAudit(result, book, 0)
 
@@ -643,7 +645,8 @@ def audit_measurement(measurement, *, d_in: Any = 1, seconds: float = 60.0, seed
                   pilot_samples=pilot_samples, seed=seed, confidence=confidence)
     rate = max(pilot_samples / max(time.monotonic() - pilot_start, 1e-6), 1.0)  # draws per second (the pilot)
     if claim.kind == "pure":
-        # a draw through OpenDP's FFI costs about a millisecond: a sample budget planned from the measured rate (with slack for a slower machine) plans the
+        # a draw through OpenDP's FFI costs about a millisecond: a sample budget planned from the
+        # measured rate (with slack for a slower machine) plans the
         # engine's phases; the clock stays the hard stop. On a time budget alone the in-process draws
         # cannot be interrupted, and a halving round of slow draws overshoots and starves the estimation
         budget = max_samples if max_samples is not None else max(400, int(0.75 * rate * remaining))

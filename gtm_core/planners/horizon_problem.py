@@ -9,11 +9,11 @@ between them. The bound and the planner step are in :mod:`.horizon_bound` and :m
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from ..config import GTMConfig
 from ..errors import InvalidParameter, UnsupportedConfiguration
+from ..validation import check_open_unit, check_positive, check_positive_int
 
 __all__ = [
     "HorizonProblem",
@@ -46,15 +46,10 @@ class HorizonProblem:
 
     def __post_init__(self):
         for name in ("epsilon", "eps_t"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v > 0):
-                raise InvalidParameter(f"{name} must be a positive finite number, got {v!r}")
-        if not (isinstance(self.p_star, (int, float)) and 0 < self.p_star < 1):
-            raise InvalidParameter(f"p_star must be in (0, 1), got {self.p_star!r}")
-        if isinstance(self.T, bool) or not isinstance(self.T, int) or self.T < 1:
-            raise InvalidParameter(f"horizon must be a positive integer, got {self.T!r}")
-        if not (isinstance(self.beta, (int, float)) and 0 < self.beta < 1):
-            raise InvalidParameter(f"beta must be in (0, 1), got {self.beta!r}")
+            check_positive(name, getattr(self, name))
+        check_open_unit("p_star", self.p_star)
+        check_positive_int("horizon", self.T)
+        check_open_unit("beta", self.beta)
         if self.eps_t >= self.epsilon:
             raise InvalidParameter(
                 f"eps_t must be below epsilon for a finite expected cost, got eps_t={self.eps_t!r} "

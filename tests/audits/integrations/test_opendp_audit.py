@@ -8,7 +8,6 @@ Tests that expect *no* violation on a mechanism whose loss equals its claim use 
 mechanism whose true loss is twice its claim. Audit seeds are stated in each test (SEED_CORRECT below).
 """
 
-import math
 
 import pytest
 

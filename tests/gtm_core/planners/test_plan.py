@@ -295,7 +295,7 @@ def test_planned_numbers_satisfy_lemmas_17_19_20_rigorously(config, t):
             need = (_a(step.eps_t) * (_a(plan.mu1) + _a(step.tau2) * (4 / _a(step.beta_t)).log())).exp()
             assert _a(step.Lambda) >= need
         # Lemma 20 at the planned (c, rho, Lambda, p_bar), both error types
-        gam, Lam, p = _a(g.gamma), _a(step.Lambda), _a(step.p_star)
+        Lam, p = _a(step.Lambda), _a(step.p_star)
         if step.s == 1:
             assert _a(step.rho) * p >= _lam_left(step.c, step.beta_II)  # halting
             assert _a(step.rho) * Lam * _a(step.p_bar) <= _lam_right(step.c, step.beta_I)  # continuation
