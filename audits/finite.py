@@ -48,7 +48,8 @@ import numpy as np
 
 from gtm_core.errors import GTMError, InvalidParameter, TargetError
 
-from .auditor import DEADLINE_GRACE_SECONDS, AuditResult, run_audit
+from .audit_engine import DEADLINE_GRACE_SECONDS, run_audit
+from .audit_results import AuditResult
 from .events import EventSpace
 from .statistics import cp_lower, cp_upper
 from .targets import JsonLinesSubprocess

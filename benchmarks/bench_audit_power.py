@@ -6,7 +6,7 @@
 For each variant of :mod:`audits.power.broken`:
 
 1. *Is it truly not eps-DP?* The numerical halting-time law (:mod:`audits.power.distribution`) is
-   evaluated on the canonical mixed-direction pairs of :mod:`audits.search` (k = 1, 3 continuation
+   evaluated on the canonical mixed-direction pairs of :mod:`audits.pair_search` (k = 1, 3 continuation
    steps, 8 x 8 levels, both directions) and on the audit's own witness pair; the largest loss over
    all events with probability >= 1e-3 is reported. A variant is *non-DP* when that loss exceeds
    the claimed epsilon by more than the numerical tolerance (1e-3); otherwise it is reported as
@@ -39,7 +39,7 @@ import numpy as np
 from audits.power.broken import DESCRIPTIONS, VARIANTS
 from audits.power.distribution import event_loss, halting_distribution, worst_event
 from audits.events import halting_events
-from audits.search import MIXED_LEVELS, neighbour
+from audits.pair_search import MIXED_LEVELS, neighbour
 from benchmarks.cluster import add_execution_arguments, execution_record, executor_from, scheduler_address
 from benchmarks.machine import machine_info
 from gtm_core.config import GTMConfig

@@ -1,4 +1,4 @@
-"""Instance search: every proposed pair is a pair of neighbours allowed by eps_t."""
+"""Audit pair search: every proposed pair is a pair of neighbours allowed by eps_t."""
 
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from audits import search as S
+from audits import pair_search as S
 from gtm_core.neighbours import is_neighbour
 
 
@@ -75,7 +75,7 @@ def test_grid_covers_the_probability_range_lengths_and_patterns():
     assert all(is_neighbour(c.p, c.p_prime, 0.1, slack=1e-9) and c.p != c.p_prime for c in cands)
     assert {(c.params["T"], c.params["pattern"]) for c in cands} >= {(4, "mixed-3"), (4, "alternating"), (1, "down")}
     # the documented skips: lengths between the geometric grid points, with a reason
-    cov = S.coverage(0.1, 50)
+    cov = S.coverage(50).to_dict()
     assert cov["lengths"] == long and "11" in cov["skipped"][2]["region"] and cov["skipped"][2]["reason"]
 
 
@@ -116,3 +116,12 @@ def test_refinement_step_size_check_has_power(monkeypatch):
     """Companion: the coarse step alone fails the check above."""
     monkeypatch.setattr(S, "REFINE_SCALES", (1.0,))
     assert _fine_single_step_moves() < 0.15
+
+
+def test_a_per_step_list_shorter_than_the_streams_is_refused():
+    """No eps_t past the end of a per-step list (gtm_core.input_privacy): a search asked for longer
+    streams fails with a typed error instead of guessing the later steps."""
+    from gtm_core.errors import InvalidParameter
+
+    with pytest.raises(InvalidParameter, match="eps_t has 3 per-step values, none for step t=4"):
+        S.initial_candidates([0.1, 0.2, 0.05], 4)
