@@ -200,7 +200,7 @@ def audit_privacy(eps_t) -> InputPrivacy:
     privacy = InputPrivacy.from_user(eps_t)
     if not privacy.any_positive:
         raise InvalidParameter(f"eps_t is 0 at every step: neighbouring streams are identical, nothing to audit "
-                               f"(got {eps_t!r})")
+                               f"(got {privacy.to_json()!r})")
     return privacy
 
 

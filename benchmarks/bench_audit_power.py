@@ -43,6 +43,7 @@ from audits.pair_search import MIXED_LEVELS, neighbour
 from benchmarks.cluster import add_execution_arguments, execution_record, executor_from, scheduler_address
 from benchmarks.machine import machine_info
 from gtm_core.config import GTMConfig
+from gtm_core.input_privacy import InputPrivacy
 from gtm_core.planners import make_plan
 
 TOLERANCE = 1e-3
@@ -118,7 +119,7 @@ def run_suite(args, execution: dict, scheduler: str | None) -> int:
     cfg = GTMConfig.load(args.config)
     plan = make_plan(cfg)
     epsilon = plan.epsilon
-    eps_t = cfg.stream.eps_t if isinstance(cfg.stream.eps_t, float) else cfg.stream.eps_t[0]
+    eps_t = InputPrivacy.from_user(cfg.stream.eps_t).at(1)  # the first step's
     rows = []
     print(f"{'variant':24s} {'numerical loss':>14s} {'truly non-DP':>12s} {'verdict':>20s} {'bound':>7s} "
           f"{'witness loss':>12s} {'time':>6s}")
