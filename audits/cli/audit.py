@@ -141,12 +141,12 @@ def _agree_with_config(path, epsilon, privacy, audit_parameters):
 
 
 def _stream_limit(max_T, privacy, default_max_T: int) -> int:
-    """The longest stream to audit. A per-step eps_t list gives the privacy of steps 1..L and nothing
-    beyond (:class:`gtm_core.input_privacy.InputPrivacy`) - like a configuration's list, which must
-    have length horizon - so the audit stays within L steps, and an explicit --max-T beyond L is
-    refused rather than guessing eps_t for later steps."""
+    """The longest stream to ask the audit for. A per-step eps_t list gives the privacy of steps 1..L
+    and nothing beyond (:class:`gtm_core.input_privacy.InputPrivacy`) - like a configuration's list,
+    which must have length horizon - so an explicit --max-T beyond L is refused rather than guessing
+    eps_t for later steps; without --max-T the library's default, which the audit caps to L itself."""
     steps = privacy.steps
     if steps is not None and max_T is not None and max_T > steps:
         raise UsageFailure(f"--eps-t has {steps} per-step values but --max-T is {max_T}: give one value for "
                            f"every step up to --max-T (or a single number for all steps)")
-    return privacy.longest_stream(default_max_T) if max_T is None else max_T
+    return default_max_T if max_T is None else max_T
