@@ -1,10 +1,10 @@
 """Auditing mechanisms whose output is a *finite code* (a string or an integer).
 
-The halting-time auditor (:mod:`audits.auditor`) compares halting-time distributions on
+The halting-time auditor (:mod:`audits.gtm_audit`) compares halting-time distributions on
 neighbouring Bernoulli streams. Many mechanisms have some other finite output: the black-box
 evaluator (:mod:`gtm_core.blackbox`) returns one point of a finite domain, BatchToCO returns an
 output sequence. This module audits any of them with the *same* two-phase engine
-(:func:`audits.auditor.run_audit`) and the same statistics (:mod:`audits.statistics`).
+(:func:`audits.audit_engine.run_audit`) and the same statistics (:mod:`audits.statistics`).
 
 Inputs are opaque JSON values (a dataset, a stream, ...). The caller supplies the neighbouring
 relation as a list of candidate pairs ``(input_a, input_b)``; both orders are examined.
@@ -22,7 +22,7 @@ Codes and events. The output alphabet is either declared by the caller (``alphab
 discovered in a *pilot* round whose samples are thrown away (so the code book never depends on
 the samples that are tested). An output outside the code book is counted in the bucket
 ``"<other>"``. Events are the singletons, their complements, and the likelihood-ratio level sets
-(unions of codes) chosen in the selection phase by :func:`audits.auditor.run_audit`.
+(unions of codes) chosen in the selection phase by :func:`audits.audit_engine.run_audit`.
 
 Two tests:
 
@@ -57,7 +57,8 @@ from gtm_core.validation import (
     is_integer,
 )
 
-from .auditor import DEADLINE_GRACE_SECONDS, AuditResult, run_audit
+from .audit_engine import DEADLINE_GRACE_SECONDS, run_audit
+from .audit_results import AuditResult
 from .events import EventSpace
 from .statistics import cp_lower, cp_upper
 from .targets import JsonLinesSubprocess
@@ -268,7 +269,7 @@ class FinitePair:
 
 
 class FiniteProblem:
-    """The :class:`audits.auditor.AuditProblem` of a finite-output target on caller-given pairs."""
+    """The :class:`audits.audit_engine.AuditProblem` of a finite-output target on caller-given pairs."""
 
     initial_samples = 1000
 
@@ -372,7 +373,7 @@ def audit_finite(target: FiniteTarget, pairs: Sequence, *, epsilon: float, secon
     caller's relation (both orders are examined). ``alphabet``: the output codes if known; else a
     pilot of ``pilot`` draws per input (not reused) discovers them. ``refine(a, b, rng)`` may
     propose further pairs near a promising one. The selection / validation / estimation phases
-    and the statistic are those of :func:`audits.auditor.run_audit`.
+    and the statistic are those of :func:`audits.audit_engine.run_audit`.
     """
     pairs = list(pairs)
     if not pairs:

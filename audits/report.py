@@ -17,7 +17,7 @@ from pathlib import Path
 from gtm_core.errors import InvalidParameter
 from gtm_core.files import write_atomic
 
-from .auditor import AuditResult
+from .audit_results import AuditResult
 from .plotting import draw_event_losses, event_loss_figsize, event_loss_rows, figure, png_base64
 
 FORMATS = {".html": "html", ".htm": "html", ".md": "markdown"}
@@ -76,14 +76,15 @@ def _fmt_stream(s) -> str:
 
 def _summary(result: AuditResult) -> list[tuple[str, str]]:
     """(label, text) lines shared by both formats (plain text, escaped by the renderer)."""
+    search = result.search
     return [
         ("verdict", result.verdict),
         ("claimed epsilon", f"{result.epsilon_claimed:g}"),
         (f"lower bound on epsilon (confidence {result.confidence:g})", f"{result.epsilon_lower_bound:.4f}"),
         ("target", str(result.target)),
         ("samples", f"{result.samples:,} runs in {result.seconds:.1f} s (seed {result.seed})"),
-        ("search", f"{result.search.get('rounds')} selection rounds, {result.search.get('pairs_examined')} "
-                   "pairs examined"),
+        ("search", f"{search.rounds if search else None} selection rounds, "
+                   f"{search.pairs_examined if search else None} pairs examined"),
         ("method", result.method),
     ]
 

@@ -1,7 +1,7 @@
 """Sample bookkeeping of an audit: the budget (time and / or runs), the seeds of the requests, the
 accumulated selection histograms and the progress bar.
 
-The audit engine (:func:`audits.auditor.run_audit`) draws every output through one
+The audit engine (:func:`audits.audit_engine.run_audit`) draws every output through one
 :class:`SampleBook`, so the order of the seeded requests - and with a sample budget the whole audit -
 is reproducible from the audit's seed.
 """

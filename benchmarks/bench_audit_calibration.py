@@ -23,7 +23,7 @@ import time
 from functools import partial
 from pathlib import Path
 
-from audits.auditor import audit
+from audits.gtm_audit import audit
 from audits.statistics import cp_interval
 from audits.targets import SimulatorTarget
 from benchmarks.cluster import add_execution_arguments, execution_record, executor_from, ordered

@@ -29,7 +29,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from audits.accuracy import accuracy_audit, cost_audit  # noqa: E402
-from audits.auditor import audit  # noqa: E402
+from audits.gtm_audit import audit  # noqa: E402
 from audits.power.broken import CORRECT  # noqa: E402
 from audits.targets import SimulatorTarget, SubprocessTarget  # noqa: E402
 from benchmarks.bench_audit_power import numerical_worst  # noqa: E402

@@ -6,7 +6,7 @@
 For each variant of :mod:`audits.power.broken`:
 
 1. *Is it truly not eps-DP?* The numerical halting-time law (:mod:`audits.power.distribution`) is
-   evaluated on the canonical mixed-direction pairs of :mod:`audits.search` (k = 1, 3 continuation
+   evaluated on the canonical mixed-direction pairs of :mod:`audits.pair_search` (k = 1, 3 continuation
    steps, 8 x 8 levels, both directions) and on the audit's own witness pair; the largest loss over
    all events with probability >= 1e-3 is reported. A variant is *non-DP* when that loss exceeds
    the claimed epsilon by more than the numerical tolerance (1e-3); otherwise it is reported as
@@ -38,10 +38,11 @@ import numpy as np
 from audits.power.broken import DESCRIPTIONS, VARIANTS
 from audits.power.distribution import event_loss, halting_distribution, worst_event
 from audits.events import halting_events
-from audits.search import MIXED_LEVELS, neighbour
+from audits.pair_search import MIXED_LEVELS, neighbour
 from benchmarks.cluster import add_execution_arguments, execution_record, executor_from, scheduler_address
 from benchmarks.machine import machine_info
 from gtm_core.config import GTMConfig
+from gtm_core.input_privacy import InputPrivacy
 from gtm_core.planners import make_plan
 
 TOLERANCE = 1e-3
@@ -117,7 +118,7 @@ def run_suite(args, execution: dict, scheduler: str | None) -> int:
     cfg = GTMConfig.load(args.config)
     plan = make_plan(cfg)
     epsilon = plan.epsilon
-    eps_t = cfg.stream.eps_t if isinstance(cfg.stream.eps_t, float) else cfg.stream.eps_t[0]
+    eps_t = InputPrivacy.from_user(cfg.stream.eps_t).at(1)  # the first step's
     rows = []
     print(f"{'variant':24s} {'numerical loss':>14s} {'truly non-DP':>12s} {'verdict':>20s} {'bound':>7s} "
           f"{'witness loss':>12s} {'time':>6s}")

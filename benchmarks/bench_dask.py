@@ -28,7 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from audits.auditor import ESTIMATION_CHUNK, GTMProblem
+from audits.audit_engine import ESTIMATION_CHUNK
+from audits.gtm_audit import GTMProblem
 from audits.execution import BATCH_RUNS, DaskExecutor, InProcess, Request, worker_sample_batch
 from audits.power.broken import variant
 from audits.targets import SimulatorTarget
@@ -44,7 +45,7 @@ LIMITS = ROOT / "benchmarks" / "results" / "fixed_count_limits.json"
 
 def final_phase(executor, problem, a, b, samples: int, n_codes: int, seed: int = 7):
     """The estimation phase's request pattern with a sample budget: pairs of requests of at most
-    :data:`audits.auditor.ESTIMATION_CHUNK` runs each (10^6-run batches) until ``samples`` runs."""
+    :data:`audits.audit_engine.ESTIMATION_CHUNK` runs each (10^6-run batches) until ``samples`` runs."""
     rng = np.random.default_rng(seed)
     ha = np.zeros(n_codes, dtype=np.int64)
     hb = np.zeros(n_codes, dtype=np.int64)

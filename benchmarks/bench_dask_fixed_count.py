@@ -21,10 +21,10 @@ import sys
 import time
 from pathlib import Path
 
-from audits.auditor import audit
+from audits.gtm_audit import audit
 from audits.execution import DaskExecutor
 from audits.power.broken import variant
-from audits.search import Candidate
+from audits.pair_search import Candidate
 from audits.targets import SimulatorTarget
 from gtm_core import GTMConfig, make_plan
 from gtm_core.files import write_atomic

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from audits.auditor import audit
+from audits.gtm_audit import audit
 from audits.power.distribution import event_loss, halting_distribution
 from audits.power.planted import PlantedDeployment, best_grid_candidate, plant, planted_pair, true_loss
 from audits.statistics import cp_interval
@@ -67,7 +67,7 @@ def planted_row(config: str, seed: int, max_T: int, q_min: float, seconds, max_s
             "samples": r.samples, "witness_true_loss": true_loss(dep, w["p"], w["p_prime"], w["event_codes"]),
             "witness": {"p": w["p"], "p_prime": w["p_prime"], "event": w["event"], "family": w["family"]},
             "planted_pair_loss": true_loss(dep, loaded, other, [region.code]), "region": region.to_dict(),
-            "budget_warning": r.search.get("budget", {}).get("warning")}
+            "budget_warning": r.search.budget.warning if r.search else None}
 
 
 def calibration_row(config: str, seed: int, max_T: int, seconds, max_samples, confidence: float = 0.95) -> dict:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from audits.auditor import audit
+from audits.gtm_audit import audit
 from audits.power.broken import VARIANTS, simulate_deployment, variant
 from audits.targets import CallableTarget
 from benchmarks.bench_audit_power import witness_true_loss

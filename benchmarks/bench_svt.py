@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from audits.auditor import run_audit
+from audits.audit_engine import run_audit
 from audits.power.svt import PUBLISHED_DP_SNIPER, SVTProblem, exact_witness_loss, make
 from benchmarks.machine import machine_info
 

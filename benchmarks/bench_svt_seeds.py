@@ -26,7 +26,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from audits.auditor import run_audit
+from audits.audit_engine import run_audit
 from audits.power.svt import PUBLISHED_DP_SNIPER, SVTProblem, exact_witness_loss, make
 from audits.power.svt_proposer import ProposerSettings, propose
 from benchmarks.machine import machine_info

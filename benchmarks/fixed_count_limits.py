@@ -43,6 +43,7 @@ from audits.power.broken import CORRECT, VARIANTS
 from audits.power.distribution import cell_masses, halting_distribution, step_functions
 from benchmarks.machine import machine_info
 from gtm_core.config import GTMConfig
+from gtm_core.input_privacy import InputPrivacy
 from gtm_core.neighbours import neighbour_interval
 from gtm_core.planners import make_plan
 from gtm_core.simulator import fed_success_probability
@@ -157,7 +158,7 @@ def main(argv=None):
     t0 = time.monotonic()
     cfg = GTMConfig.load(args.config)
     plan = make_plan(cfg)
-    eps_t = cfg.stream.eps_t if isinstance(cfg.stream.eps_t, float) else cfg.stream.eps_t[0]
+    eps_t = InputPrivacy.from_user(cfg.stream.eps_t).at(1)  # the first step's
     res = {"benchmark": "fixed_count_limits", "config": args.config, "epsilon": plan.epsilon, "eps_t": eps_t,
            "runs_per_side": args.runs_per_side, "alpha": ALPHA, "machine": machine_info(), "variants": {}}
     for name, d in (("fixed-count", VARIANTS["fixed-count"]), ("correct", CORRECT)):

@@ -12,7 +12,7 @@ query pairs and events, the bound an audit can *expect* to certify with n runs p
 
 * ``split CP``: one-sided Clopper-Pearson bounds on Pr[E] and Pr'[E] at alpha/2 each (what the
   auditor used until this script was written): ln(CP_lo(n pa) / CP_hi(n pb)).
-* ``conditional``: the Poissonised conditional test (now used by audits/auditor.py): with
+* ``conditional``: the Poissonised conditional test (now used by audits/audit_verdict.py): with
   Poisson(n) runs per input the counts are independent Poisson, and given their sum K_A is
   Binomial(m, pa / (pa + pb)); one CP bound at level alpha on that proportion gives the loss
   bound. This is (asymptotically) the most powerful test of ln(pa/pb) <= L0 from the counts of one

@@ -1,9 +1,12 @@
-"""The neighbouring rule for Bernoulli streams (DESIGN.md), written once.
+"""The neighbouring rule for Bernoulli streams, written once.
 
 Two streams p, p' of success probabilities are neighbours at privacy parameters eps_t when at
 every step t both ratios p'_t / p_t and (1 - p'_t) / (1 - p_t) lie in [e^{-eps_t}, e^{eps_t}]
 (0/0 allowed): the output law of an eps_t-DP mechanism with outputs +-1 on two neighbouring
 data sets.
+
+eps_t is an :class:`gtm_core.input_privacy.InputPrivacy` (or anything its ``from_user`` accepts:
+a number or a per-step list); it decides eps_t per step, and refuses a step past a per-step list.
 
 * :func:`neighbour_interval`: the interval of p' allowed next to p (float64).
 * :func:`is_neighbour`: the float64 test with a relative slack (search and auditing).
@@ -17,15 +20,9 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-__all__ = ["eps_at", "neighbour_interval", "is_neighbour", "ratio_within"]
+from .input_privacy import InputPrivacy
 
-
-def eps_at(eps_t, t: int) -> float:
-    """eps_t for step t (1-based): a number, or a per-step sequence whose last entry repeats."""
-    if isinstance(eps_t, (int, float)):
-        return float(eps_t)
-    seq = list(eps_t)
-    return float(seq[min(t, len(seq)) - 1])
+__all__ = ["neighbour_interval", "is_neighbour", "ratio_within"]
 
 
 def neighbour_interval(p: float, eps_t: float) -> tuple[float, float]:
@@ -40,11 +37,13 @@ def neighbour_interval(p: float, eps_t: float) -> tuple[float, float]:
 
 def is_neighbour(p: Sequence[float], p_prime: Sequence[float], eps_t, *, slack: float = 1e-12) -> bool:
     """Both ratio conditions hold at every step, in float64 with ``slack`` added to eps_t
-    (``eps_t`` a number or a per-step sequence, see :func:`eps_at`)."""
+    (an :class:`~gtm_core.input_privacy.InputPrivacy`, a number or a per-step list; a stream longer
+    than a per-step list is refused by :meth:`~gtm_core.input_privacy.InputPrivacy.at`)."""
     if len(p) != len(p_prime):
         return False
+    privacy = InputPrivacy.from_user(eps_t)
     for t, (a, b) in enumerate(zip(p, p_prime), start=1):
-        e = eps_at(eps_t, t) + slack
+        e = privacy.at(t) + slack
         for x, y in ((a, b), (1 - a, 1 - b)):
             if x == 0 or y == 0:
                 if x != y:

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from gtm_core import GTMConfig, make_plan
 from gtm_core.exact import neighbour_interval, privacy_ratios
+from gtm_core.input_privacy import InputPrivacy
 
 from .strategies import log_uniform
 
@@ -57,8 +58,7 @@ def test_exact_losses_within_lemma17(data):
     config = data.draw(small_configs())
     plan = make_plan(config)
     T = data.draw(st.integers(1, 2))
-    p, q = data.draw(neighbouring_streams(config.stream.eps_t if isinstance(config.stream.eps_t, float)
-                                          else plan.step(1).eps_t, T))
+    p, q = data.draw(neighbouring_streams(InputPrivacy.from_user(config.stream.eps_t).at(1), T))
     rep = privacy_ratios(plan, p, q, dps=12)
     assert rep.dist.total().ball.contains(1) or abs(float(rep.dist.total().value) - 1) < 1e-10
     for row in rep.rows:

@@ -51,8 +51,8 @@ LINKED_DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT /
 REPLAYED_DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 DOCTEST_FILES = [*LINKED_DOCS, ROOT / "docs" / "api" / "index.rst"]
 # modules whose docstrings carry the documented API's examples
-DOCTEST_MODULES = ["audits.auditor", "audits.targets", "gtm_core.config", "gtm_core.planners.plan",
-                   "gtm_core.reference"]
+DOCTEST_MODULES = ["audits.gtm_audit", "gtm_core.input_privacy", "audits.targets", "gtm_core.config",
+                   "gtm_core.planners.plan", "gtm_core.reference"]
 LONG = os.environ.get("GTM_DOCS_LONG") == "1"
 
 

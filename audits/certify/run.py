@@ -15,7 +15,7 @@ from typing import Mapping
 from gtm_core import GTMConfig, __version__
 from gtm_core.errors import ConfigError, InvalidParameter, UnsupportedConfiguration
 
-from ..search import ORACLE_ATTEMPTS_PER_SECOND, ORACLE_TIME_CAP_FACTOR
+from ..pair_search import ORACLE_ATTEMPTS_PER_SECOND, ORACLE_TIME_CAP_FACTOR
 from .derive import derive, effective_config
 from .model import EXTERNAL, EXTERNAL_CLAIMS, Certificate, Claim, Witness, WitnessContext
 from .progress import Progress

@@ -21,7 +21,7 @@ from gtm_core import exact
 from proofs import instantiate, registry
 from proofs.plan_checks import CHERNOFF_PLANNERS
 
-from .. import auditor, targets
+from .. import gtm_audit, targets
 from .model import Claim, Witness, WitnessContext
 
 # Paper results whose lemma checks back the privacy and accuracy claims of a certificate
@@ -221,8 +221,8 @@ def audit_claim(plan, *, max_samples: int, seed: int, confidence: float = 0.95, 
     statement = ("A statistical audit of the reference GTM under this configuration finds no privacy violation: "
                  f"the {confidence:g}-confidence lower bound on the privacy loss stays at or below the claim.")
     target = targets.SimulatorTarget(plan)
-    claimed, eps_t = auditor.audit_parameters(plan.config)
-    res = auditor.audit(target, epsilon=claimed, eps_t=eps_t, seconds=None, max_samples=max_samples,
+    claimed, eps_t = gtm_audit.audit_parameters(plan.config)
+    res = gtm_audit.audit(target, epsilon=claimed, eps_t=eps_t, seconds=None, max_samples=max_samples,
                         seed=seed % (2**32), confidence=confidence, progress=False, executor=executor)
     d = res.to_dict()
     lb = float(d["epsilon_lower_bound"])

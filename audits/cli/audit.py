@@ -28,7 +28,6 @@ from .common import (EXIT_CHECK_FAILED, EXIT_OK, UsageFailure, check_writable, e
                      make_executor, parse_float_list, write_json)
 
 
-DEFAULT_MAX_T = 50
 WEAK_SAMPLES = 1_000_000  # fewer runs than this: the bound is far from what the target's loss could show
 
 
@@ -58,10 +57,10 @@ WEAK_SAMPLES = 1_000_000  # fewer runs than this: the bound is far from what the
 def command(target_cmd, epsilon, eps_t, config_path, seconds, seed, confidence, max_samples, max_T, timeout,
             json_path, report_path, quiet, workers, scheduler):
     """Audit a GTM deployment: lower bound on its privacy loss and a verdict."""
-    from ..auditor import audit, audit_parameters, check_eps_t
+    from ..gtm_audit import DEFAULT_MAX_T, audit, audit_parameters, check_audit_arguments
     from ..report import render_report, report_format
     from ..targets import SubprocessTarget
-    from gtm_core.validation import check_seconds
+    from gtm_core.input_privacy import InputPrivacy
 
     if config_path is None:
         for name, value in (("--epsilon", epsilon), ("--eps-t", eps_t)):
@@ -74,37 +73,19 @@ def command(target_cmd, epsilon, eps_t, config_path, seconds, seed, confidence, 
             report_fmt = report_format(report_out)
         except InvalidParameter as exc:
             raise UsageFailure(f"--report: {exc}") from None
-    if not (0 < confidence < 1):
-        raise UsageFailure(f"--confidence must be in (0, 1), got {confidence!r}")
-    if not seconds > 0:
-        raise UsageFailure(f"--seconds must be > 0, got {seconds!r}")
-    if epsilon is not None and not (epsilon >= 0):
-        raise UsageFailure(f"--epsilon must be >= 0, got {epsilon!r}")
-    if seed < 0:
-        raise UsageFailure(f"--seed must be >= 0, got {seed!r}")
-    if max_samples is not None and max_samples < 4000:
-        raise UsageFailure(f"--max-samples must be >= 4000, got {max_samples!r}")
-    if max_T is not None and max_T < 1:
-        raise UsageFailure(f"--max-T must be >= 1, got {max_T!r}")
-    try:
-        check_seconds("--seconds", seconds)
-        check_seconds("--timeout", timeout)
-    except InvalidParameter as exc:
-        raise UsageFailure(str(exc)) from None
-    eps_arg = None
+    privacy = None
     if eps_t is not None:
         eps_values = parse_float_list(eps_t, "--eps-t")
-        eps_arg = eps_values[0] if len(eps_values) == 1 else eps_values
-        try:
-            check_eps_t(eps_arg)  # the configuration's rule: each >= 0, not all 0
-        except InvalidParameter as exc:
-            raise UsageFailure(f"--eps-t: {exc}") from None
+        privacy = InputPrivacy.from_user(eps_values[0] if len(eps_values) == 1 else eps_values, field="--eps-t")
     if config_path is not None:
-        epsilon, eps_arg = _agree_with_config(config_path, epsilon, eps_arg, audit_parameters)
-    max_T = _stream_limit(max_T, eps_arg)
+        epsilon, privacy = _agree_with_config(config_path, epsilon, privacy, audit_parameters)
+    max_T = _stream_limit(max_T, privacy, DEFAULT_MAX_T)
+    # the library's own checks, before the target starts (a GTMError is exit 2, one line)
+    check_audit_arguments(epsilon=epsilon, eps_t=privacy, seconds=seconds, max_samples=max_samples,
+                          confidence=confidence, seed=seed, max_T=max_T)
     capped = _approximate_claim(config_path)
     with make_executor(workers, scheduler) as executor, SubprocessTarget(target_cmd, timeout=timeout) as target:
-        result = audit(target, epsilon=epsilon, eps_t=eps_arg, seconds=seconds, seed=seed, max_samples=max_samples,
+        result = audit(target, epsilon=epsilon, eps_t=privacy, seconds=seconds, seed=seed, max_samples=max_samples,
                        confidence=confidence, progress=not quiet and sys.stderr.isatty(), max_T=max_T,
                        executor=executor)
         # reproducible from --seed when a sample budget planned the audit and the clock never cut it
@@ -149,31 +130,23 @@ def _approximate_claim(path) -> dict | None:
             "delta": plan.privacy_delta(), "statement": plan.privacy_statement()}
 
 
-def _agree_with_config(path, epsilon, eps_t, audit_parameters):
+def _agree_with_config(path, epsilon, privacy, audit_parameters):
     """epsilon and eps_t from the configuration; flags given as well must agree with it exactly."""
-    claimed, eps_cfg = audit_parameters(GTMConfig.load(path))
+    claimed, privacy_cfg = audit_parameters(GTMConfig.load(path))
     if epsilon is not None and epsilon != claimed:
         raise UsageFailure(f"--epsilon {epsilon!r} disagrees with the configuration's claimed epsilon {claimed!r}")
-    if eps_t is not None:
-        given = [eps_t] if isinstance(eps_t, float) else list(eps_t)
-        wanted = [eps_cfg] if isinstance(eps_cfg, float) else list(eps_cfg)
-        if given != wanted:
-            raise UsageFailure(f"--eps-t {_show(given)} disagrees with the configuration's eps_t {_show(wanted)}")
-    return claimed, eps_cfg
+    if privacy is not None and privacy.values != privacy_cfg.values:
+        raise UsageFailure(f"--eps-t {privacy.show()} disagrees with the configuration's eps_t {privacy_cfg.show()}")
+    return claimed, privacy_cfg
 
 
-def _stream_limit(max_T, eps_t) -> int:
-    """The longest stream to audit. A per-step eps_t list gives the privacy of steps 1..L and nothing
-    beyond - like a configuration's list, which must have length horizon - so the audit stays within
-    L steps, and an explicit --max-T beyond L is refused rather than guessing eps_t for later steps."""
-    if isinstance(eps_t, (int, float)):
-        return DEFAULT_MAX_T if max_T is None else max_T
-    if max_T is not None and max_T > len(eps_t):
-        raise UsageFailure(f"--eps-t has {len(eps_t)} per-step values but --max-T is {max_T}: give one value for "
+def _stream_limit(max_T, privacy, default_max_T: int) -> int:
+    """The longest stream to ask the audit for. A per-step eps_t list gives the privacy of steps 1..L
+    and nothing beyond (:class:`gtm_core.input_privacy.InputPrivacy`) - like a configuration's list,
+    which must have length horizon - so an explicit --max-T beyond L is refused rather than guessing
+    eps_t for later steps; without --max-T the library's default, which the audit caps to L itself."""
+    steps = privacy.steps
+    if steps is not None and max_T is not None and max_T > steps:
+        raise UsageFailure(f"--eps-t has {steps} per-step values but --max-T is {max_T}: give one value for "
                            f"every step up to --max-T (or a single number for all steps)")
-    return min(DEFAULT_MAX_T, len(eps_t)) if max_T is None else max_T
-
-
-def _show(values: list[float]) -> str:
-    text = ",".join(f"{v!r}" for v in values[:6])
-    return text + (f",... ({len(values)} steps)" if len(values) > 6 else "")
+    return default_max_T if max_T is None else max_T

@@ -15,7 +15,7 @@ seed by :func:`plant` and unknown to the auditor:
 
 Coordinates. u_t(p) = ln(p) / eps_t for p <= p* = 1 / (1 + e^{eps_t}) and
 u_t(p*) + (ln(1 - p*) - ln(1 - p)) / eps_t above: a largest allowed neighbour move of step t
-(:func:`audits.search.neighbour`, :func:`gtm_core.neighbours.neighbour_interval`) changes u_t by
+(:func:`audits.pair_search.neighbour`, :func:`gtm_core.neighbours.neighbour_interval`) changes u_t by
 exactly 1 (by at most 1 for any neighbour), so S(p) = sum_t s_t u_t(p_t) moves by exactly T when
 every step is moved as far as allowed along the pattern, and by less along any other pattern.
 
@@ -54,7 +54,7 @@ from gtm_core.planners import Plan
 from gtm_core.simulator import simulate
 from gtm_core.validation import check_int, check_nonnegative_int, check_real, check_stream
 
-from ..search import P_MAX, P_MIN, neighbour
+from ..pair_search import P_MAX, P_MIN, neighbour
 from .distribution import event_loss, halting_distribution
 
 LOSS_RANGE = (1.2, 2.5)
@@ -190,12 +190,12 @@ def true_loss(deployment: PlantedDeployment, p, p_prime, codes) -> float:
 
 
 def best_grid_candidate(deployment: PlantedDeployment, *, min_probability: float = 1e-4) -> dict:
-    """The strongest pair of the auditor's coverage grid (:func:`audits.search.grid_candidates`) for
+    """The strongest pair of the auditor's coverage grid (:func:`audits.pair_search.grid_candidates`) for
     this planted deployment, from the planted law: largest loss on the leak event with probability
     >= ``min_probability`` on the loaded side. Only grid levels within the band (+- 2 moves) are
     scanned (elsewhere q is below its band value by the taper). Says whether a miss is a coverage
     miss (no grid pair exceeds the claim) or an allocation miss (one does, the audit did not find it)."""
-    from ..search import GRID_LEVELS, direction_patterns
+    from ..pair_search import GRID_LEVELS, direction_patterns
 
     r = deployment.region
     best = {"loss": -math.inf, "p": None, "p_prime": None, "probability": None, "pattern": None}

@@ -11,7 +11,7 @@ of :func:`audits.statistics.conditional_loss_lower_bound`, at the true probabili
 
 (:func:`expected_conditional_bound`; a rare event with a big loss can be worse than a frequent one
 with a slightly smaller loss). The pairs and events it proposes are only *candidates*: the audit
-still selects, validates and estimates on fresh samples (:mod:`audits.auditor`), so a wrong
+still selects, validates and estimates on fresh samples (:mod:`audits.audit_engine`), so a wrong
 proposal costs samples, never soundness; the engine's other candidate families run as well.
 
 Search (deterministic given ``ProposerSettings``; a fixed amount of work, not a clock: with the
@@ -27,7 +27,7 @@ default settings 8 s for SVT4, ~30 s for SVT3, ~20-60 s for SVT5/SVT6 on a busy 
 3. ``local search``: seeded hill climbing over all 10 query values and all 10 moves (in [-1, 1]),
    every event of the event space, started from the best pairs of 1 and 2.
 
-The engine ranks an event only after it has been hit MIN_COUNT times (:mod:`audits.auditor`), and
+The engine ranks an event only after it has been hit MIN_COUNT times (:mod:`audits.audit_engine`), and
 the SVT problem's first round runs every input SVTProblem.initial_samples times: a very rare event
 (the strongest SVT3 events have probability ~1e-4) would be dropped before it is ever ranked. So
 the search only considers events at least ``min_probability`` likely (20 expected first-round hits),
@@ -52,7 +52,7 @@ from threadpoolctl import threadpool_limits
 from gtm_core.errors import InvalidParameter
 from gtm_core.validation import check_half_open_unit
 
-from ..auditor import MIN_COUNT
+from ..audit_scoring import MIN_COUNT
 from ..events import EventSpace
 from ..statistics import projected_conditional_bound
 from .svt import (DOMAIN, N_QUERIES, SVT, VALUE_EDGES, SVTProblem, event_space, first_above_distribution,

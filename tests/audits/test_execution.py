@@ -14,7 +14,8 @@ import time
 import numpy as np
 import pytest
 
-from audits.auditor import GTMProblem, audit, without_timings
+from audits.audit_results import without_timings
+from audits.gtm_audit import GTMProblem, audit
 from audits.execution import (BATCH_RUNS, DaskExecutor, ExecutionSettings, InProcess, Request, batch_seed,
                               batch_sizes, make_executor)
 from audits.targets import CallableTarget, SimulatorTarget, SubprocessTarget
@@ -62,7 +63,7 @@ def test_every_batch_reports_progress_and_the_total_is_the_request(plan):
 
 
 def test_the_estimation_chunk_does_not_depend_on_placement():
-    from audits.auditor import ESTIMATION_CHUNK, TIMED_CHUNK_PER_WORKER, estimation_chunk
+    from audits.audit_engine import ESTIMATION_CHUNK, TIMED_CHUNK_PER_WORKER, estimation_chunk
     from audits.sampling import AuditSettings
 
     def settings(max_samples, seconds):

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from audits.auditor import audit, without_timings
+from audits.audit_results import without_timings
+from audits.gtm_audit import audit
 from audits.execution import DaskExecutor, InProcess
 from audits.targets import SimulatorTarget
 from gtm_core import GTMConfig, make_plan

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from audits.auditor import audit
+from audits.gtm_audit import audit
 from audits.plotting import PALETTE
 from audits.report import audit_html, audit_markdown, render_report, report_format, write_report
 from audits.statistics import EventEstimate

@@ -5,10 +5,11 @@ import math
 import numpy as np
 import pytest
 
-from gtm_core.neighbours import eps_at, is_neighbour, neighbour_interval, ratio_within
+from gtm_core.errors import InvalidParameter
+from gtm_core.neighbours import is_neighbour, neighbour_interval, ratio_within
 
 
-def _old_search_step_range(p, eps):  # the earlier audits/search.py step_range, pinned
+def _old_search_step_range(p, eps):  # the earlier pair-search step_range, pinned
     lo = max(p * math.exp(-eps), 1 - (1 - p) * math.exp(eps))
     hi = min(p * math.exp(eps), 1 - (1 - p) * math.exp(-eps))
     return max(lo, 0.0), min(hi, 1.0)
@@ -63,9 +64,11 @@ def test_is_neighbour_rejects():
     assert not is_neighbour([0.3, 0.3], [0.3, 0.3 * math.exp(0.19)], [0.1, 0.1])
 
 
-def test_eps_at_repeats_the_last_entry():
-    assert eps_at(0.5, 7) == 0.5
-    assert [eps_at([0.1, 0.2], t) for t in (1, 2, 3)] == [0.1, 0.2, 0.2]
+def test_a_stream_longer_than_a_per_step_list_is_refused():
+    """No eps_t past the end of a per-step list (gtm_core.input_privacy): the rule is not guessed."""
+    with pytest.raises(InvalidParameter, match="2 per-step values, none for step t=3"):
+        is_neighbour([0.3] * 3, [0.3] * 3, [0.1, 0.2])
+    assert is_neighbour([0.3] * 3, [0.3] * 3, 0.1)
 
 
 @pytest.mark.parametrize("a,b,bound,ok", [(0, 0, 2, True), (0, 1e-9, 2, False), (1.0, 2.0, 2.0, True),

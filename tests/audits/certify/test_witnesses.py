@@ -149,9 +149,9 @@ def test_exact_search_and_audit_verdicts(plan, fake):
              "per_event": [{"event": "halt=1", "loss": 0.1, "loss_lower": 0.0, "loss_upper": 0.2}]}
         return types.SimpleNamespace(to_dict=lambda: d)
 
-    from audits.auditor import audit_parameters
+    from audits.gtm_audit import audit_parameters
 
-    fake("audits.auditor", audit=audit, audit_parameters=audit_parameters)
+    fake("audits.gtm_audit", audit=audit, audit_parameters=audit_parameters)
     fake("audits.targets", SimulatorTarget=lambda p: object())
     ok = True
     c = W.audit_claim(plan, max_samples=40_000, seed=1)

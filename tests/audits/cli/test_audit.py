@@ -120,7 +120,7 @@ def test_config_gives_the_same_audit_as_the_flags(tmp_path):
                 "20000", "--max-T", "3", "--seed", "9", "--json", str(flags), "--quiet"])
     assert res.exit_code == 0, res.output
     by_flags = json.loads(flags.read_text())
-    from audits.auditor import without_timings
+    from audits.audit_results import without_timings
 
     by_config, by_flags = without_timings(by_config), without_timings(by_flags)
     assert by_config == by_flags and by_config["epsilon_claimed"] == 1.0

@@ -46,7 +46,7 @@ def test_two_workers_write_the_same_audit_json(tmp_path):
         assert d["execution"]["reproducible"] is True
         docs.append(d)
     assert docs[1]["execution"]["workers"] == 2 and docs[1]["execution"]["kind"] == "dask"
-    from audits.auditor import without_timings
+    from audits.audit_results import without_timings
 
     docs = [without_timings(d) for d in docs]
     assert json.dumps(docs[0], sort_keys=True) == json.dumps(docs[1], sort_keys=True)
@@ -88,7 +88,7 @@ def alive(pid: int, cmdline: str) -> bool:
 
 SCRIPT = f"""
 import sys
-from audits.auditor import audit
+from audits.gtm_audit import audit
 from audits.execution import DaskExecutor
 from audits.targets import SubprocessTarget
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from audits.auditor import without_timings
+from audits.audit_results import without_timings
 
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / "tests" / "fixtures" / "pre_layout"

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from audits.auditor import audit
+from audits.gtm_audit import audit
 from audits.power.broken import VARIANTS, Implementation, variant
 from audits.targets import SubprocessTarget
 from gtm_core.errors import InvalidParameter

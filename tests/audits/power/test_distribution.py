@@ -11,7 +11,7 @@ from scipy import stats
 from audits.power.broken import VARIANTS, simulate_deployment
 from audits.power.distribution import halting_distribution, worst_event
 from audits.events import halting_events
-from audits.search import neighbour
+from audits.pair_search import neighbour
 from gtm_core import GTMConfig, make_plan
 from gtm_core.errors import UnsupportedConfiguration
 

@@ -15,7 +15,7 @@ from scipy import stats
 from audits.power.planted import (LOSS_RANGE, PlantedDeployment, best_grid_candidate, move_coordinate, plant,
                                   planted_pair, true_loss)
 from audits.power.distribution import halting_distribution
-from audits.search import neighbour
+from audits.pair_search import neighbour
 from gtm_core import GTMConfig, make_plan
 from gtm_core.errors import InvalidParameter
 from gtm_core.simulator import simulate

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from audits.auditor import run_audit
+from audits.audit_engine import run_audit
 from audits.power.svt import SVTProblem, first_above_distribution, make, svt3_distribution, vector_distribution
 
 

@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pytest
 
-from audits.auditor import run_audit
+from audits.audit_engine import run_audit
 from audits.power.svt import (DOMAIN, PROPOSAL_FAMILY, SVTProblem, first_above_distribution, make,
                               svt3_distribution, vector_distribution)
 from audits.power.svt_proposer import Law, ProposerSettings, expected_conditional_bound, propose

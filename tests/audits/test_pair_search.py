@@ -1,4 +1,4 @@
-"""Instance search: every proposed pair is a pair of neighbours allowed by eps_t."""
+"""Audit pair search: every proposed pair is a pair of neighbours allowed by eps_t."""
 
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from audits import search as S
+from audits import pair_search as S
 from gtm_core.neighbours import is_neighbour
 
 
@@ -62,7 +62,7 @@ def test_oracle_candidates_are_neighbours():
 
 
 def test_grid_covers_the_probability_range_lengths_and_patterns():
-    """Issue 20: levels 1e-9 .. 1 - 1e-9 on the logit scale, every length up to 10, every pattern."""
+    """Levels 1e-9 .. 1 - 1e-9 on the logit scale, every length up to 10, every pattern."""
     assert S.GRID_LEVELS[0] == pytest.approx(1e-9) and S.GRID_LEVELS[-1] == pytest.approx(1 - 1e-9)
     logits = np.log(np.array(S.GRID_LEVELS)) - np.log1p(-np.array(S.GRID_LEVELS))
     assert np.allclose(np.diff(logits), S.GRID_LOGIT_STEP) and S.GRID_LOGIT_STEP < 1.5
@@ -75,7 +75,7 @@ def test_grid_covers_the_probability_range_lengths_and_patterns():
     assert all(is_neighbour(c.p, c.p_prime, 0.1, slack=1e-9) and c.p != c.p_prime for c in cands)
     assert {(c.params["T"], c.params["pattern"]) for c in cands} >= {(4, "mixed-3"), (4, "alternating"), (1, "down")}
     # the documented skips: lengths between the geometric grid points, with a reason
-    cov = S.coverage(0.1, 50)
+    cov = S.coverage(50).to_dict()
     assert cov["lengths"] == long and "11" in cov["skipped"][2]["region"] and cov["skipped"][2]["reason"]
 
 
@@ -105,7 +105,7 @@ def _fine_single_step_moves(rng_seed: int = 0) -> float:
 
 
 def test_refinement_moves_at_fine_step_sizes_too():
-    """Issue 20 (power suite): a loss that rises steeply while its event grows rare (shared-noise-sign:
+    """Power suite: a loss that rises steeply while its event grows rare (shared-noise-sign:
     4.6 -> 7.3 as the last p goes 0.110 -> 0.118) is climbed only by steps of a few percent; with the
     coarse step alone (sigma 0.4 on the log scale) ~4% of the one-step moves are below 2%, with the three
     step sizes of REFINE_SCALES ~25%."""
@@ -116,3 +116,12 @@ def test_refinement_step_size_check_has_power(monkeypatch):
     """Companion: the coarse step alone fails the check above."""
     monkeypatch.setattr(S, "REFINE_SCALES", (1.0,))
     assert _fine_single_step_moves() < 0.15
+
+
+def test_a_per_step_list_shorter_than_the_streams_is_refused():
+    """No eps_t past the end of a per-step list (gtm_core.input_privacy): a search asked for longer
+    streams fails with a typed error instead of guessing the later steps."""
+    from gtm_core.errors import InvalidParameter
+
+    with pytest.raises(InvalidParameter, match="eps_t has 3 per-step values, none for step t=4"):
+        S.initial_candidates([0.1, 0.2, 0.05], 4)

@@ -1,12 +1,12 @@
-"""Instance search: neighbouring Bernoulli streams (p, p') allowed by the input privacy eps_t.
+"""Audit pair search: neighbouring Bernoulli streams (p, p') allowed by the input privacy eps_t.
 
 Two streams are neighbours when, for every step t, both p'_t / p_t and (1 - p'_t) / (1 - p_t)
-lie in [e^-eps_t, e^eps_t] (DESIGN.md). :func:`neighbour` moves a stream as far as allowed in
+lie in [e^-eps_t, e^eps_t] (gtm_core.neighbours). :func:`neighbour` moves a stream as far as allowed in
 a chosen direction per step (+1 up, -1 down, 0 unchanged).
 
 Families (:func:`initial_candidates`), all black-box (they do not need the target's plan):
 
-* ``grid``       - the coverage family (issue 20, "no blind regions"): constant streams at every
+* ``grid``       - the coverage family ("no blind regions"): constant streams at every
   level of :data:`GRID_LEVELS` (success probabilities 1e-9 .. 1 - 1e-9, equally spaced on the
   logit scale, :data:`GRID_LOGIT_STEP` apart), every length 1..:data:`EVERY_LENGTH` and a geometric
   grid of longer lengths up to max_T (:func:`grid_lengths`), each moved by every direction pattern
@@ -41,7 +41,7 @@ audit JSON's ``search.coverage`` section):
 * moves smaller than the largest allowed (the grid moves every step to the edge of its
   neighbour interval; refinement keeps that, the ``fraction`` of :func:`neighbour` is 1).
 
-Adaptive allocation happens in the engine (:func:`audits.auditor.select`): successive halving,
+Adaptive allocation happens in the engine (:func:`audits.audit_engine.select`): successive halving,
 the survivors of a round are the best quarter by the projected final bound (exploitation) plus
 the best quarter by the point estimate of the loss (exploration, so rare events are not dropped
 before they are seen).
@@ -62,8 +62,11 @@ import numpy as np
 
 from gtm_core.errors import InvalidParameter
 from gtm_core.exact import worst_case_search
-from gtm_core.neighbours import eps_at, is_neighbour, neighbour_interval
+from gtm_core.input_privacy import InputPrivacy
+from gtm_core.neighbours import is_neighbour, neighbour_interval
 from gtm_core.numeric import laplace_cdf
+
+from .audit_results import SearchCoverage, SkippedRegion
 
 LEVELS = (1e-4, 1e-3, 0.01, 0.04, 0.12, 0.25, 0.5, 0.8, 0.97)
 MIXED_LEVELS = (1e-3, 0.01, 0.04, 0.07, 0.12, 0.18, 0.25, 0.35)
@@ -81,7 +84,7 @@ ORACLE_TIME_CAP_FACTOR = 4.0
 # step sizes of a refinement move (multiples of its coarse size): the coarse moves cross the grid's
 # spacing, the fine ones climb a sharp ridge - a loss that rises steeply while its event grows rare, e.g.
 # the shared-noise-sign deployment of the power suite, whose loss on "never halts" goes 4.6 -> 7.3 while
-# the last step's p goes 0.110 -> 0.118 (issue 20: the power suite's bounds must not depend on luck)
+# the last step's p goes 0.110 -> 0.118 (the power suite's bounds must not depend on luck)
 REFINE_SCALES = (1.0, 0.25, 0.0625)
 EVERY_LENGTH = 10  # every length 1..EVERY_LENGTH is tried; longer ones on a geometric grid
 LONG_LENGTH_RATIO = 1.25
@@ -109,8 +112,10 @@ class Candidate:
 
 def neighbour(p, directions, eps_t, fraction: float = 1.0) -> tuple[float, ...]:
     """Move every p_t in its direction (+1 up, -1 down, 0 stay) by ``fraction`` of the allowed range
-    (a step with eps_t = 0 stays exactly where it is)."""
-    return tuple(moved_level(float(pt), eps_at(eps_t, t), int(d), float(fraction))
+    (a step with eps_t = 0 stays exactly where it is). ``eps_t``: an :class:`InputPrivacy` or what its
+    ``from_user`` accepts."""
+    privacy = InputPrivacy.from_user(eps_t)
+    return tuple(moved_level(float(pt), privacy.at(t), int(d), float(fraction))
                  for t, (pt, d) in enumerate(zip(p, directions), start=1))
 
 
@@ -157,6 +162,7 @@ def direction_patterns(T: int) -> list[tuple[str, tuple[int, ...]]]:
 def grid_candidates(eps_t, max_T: int) -> list[Candidate]:
     """The coverage family: every grid level x grid length x direction pattern, both directions."""
     out: list[Candidate] = []
+    eps_t = InputPrivacy.from_user(eps_t)
     for T in grid_lengths(max_T):
         for a in GRID_LEVELS:
             for name, dirs in direction_patterns(T):
@@ -164,34 +170,35 @@ def grid_candidates(eps_t, max_T: int) -> list[Candidate]:
     return out
 
 
-def coverage(eps_t, max_T: int) -> dict:
+def coverage(max_T: int) -> SearchCoverage:
     """What the search tries and what it skips (with the reason) - the audit JSON's ``search.coverage``."""
     Ts = grid_lengths(max_T)
     skipped_lengths = [T for T in range(1, max_T + 1) if T not in Ts]
-    return {
+    searched = {
         "probability_range": [P_MIN, P_MAX],
         "grid_levels": list(GRID_LEVELS),
         "grid_logit_step": GRID_LOGIT_STEP,
         "lengths": Ts,
         "patterns": ["up", "down", "mixed-j", "alternating"],
         "families": ["grid", "constant", "ramp", "mixed", "laplace"],
-        "skipped": [
-            {"region": "p < 1e-9 or p > 1 - 1e-9",
-             "reason": "events driven by such steps have probability ~1e-9 per run, unobservable in any budget"},
-            {"region": f"bands of p narrower than {GRID_LOGIT_STEP:.2f} on the logit scale between grid levels",
-             "reason": "grid spacing; explored only by refinement around good candidates"},
-            {"region": f"lengths {_ranges(skipped_lengths)}" if skipped_lengths else "none",
-             "reason": f"lengths above {EVERY_LENGTH} on a geometric grid (ratio {LONG_LENGTH_RATIO}) so the first "
-                       "round fits the budget; refinement changes lengths by one"},
-            {"region": f"mixed splits other than 1, 2, T/2, T-2, T-1 for T > {EVERY_LENGTH}",
-             "reason": "number of patterns grows with T"},
-            {"region": "other direction patterns (3^T) and streams with several distinct levels",
-             "reason": "only through the mixed / ramp / Laplace families and refinement (single-step flips, "
-                       "per-step level moves)"},
-            {"region": "moves smaller than the largest allowed",
-             "reason": "every family moves each step to the edge of its neighbour interval"},
-        ],
     }
+    skipped = (
+        SkippedRegion("p < 1e-9 or p > 1 - 1e-9",
+                      "events driven by such steps have probability ~1e-9 per run, unobservable in any budget"),
+        SkippedRegion(f"bands of p narrower than {GRID_LOGIT_STEP:.2f} on the logit scale between grid levels",
+                      "grid spacing; explored only by refinement around good candidates"),
+        SkippedRegion(f"lengths {_ranges(skipped_lengths)}" if skipped_lengths else "none",
+                      f"lengths above {EVERY_LENGTH} on a geometric grid (ratio {LONG_LENGTH_RATIO}) so the first "
+                      "round fits the budget; refinement changes lengths by one"),
+        SkippedRegion(f"mixed splits other than 1, 2, T/2, T-2, T-1 for T > {EVERY_LENGTH}",
+                      "number of patterns grows with T"),
+        SkippedRegion("other direction patterns (3^T) and streams with several distinct levels",
+                      "only through the mixed / ramp / Laplace families and refinement (single-step flips, "
+                      "per-step level moves)"),
+        SkippedRegion("moves smaller than the largest allowed",
+                      "every family moves each step to the edge of its neighbour interval"),
+    )
+    return SearchCoverage(searched, skipped)
 
 
 def _ranges(xs: list[int]) -> str:
@@ -213,6 +220,7 @@ def initial_candidates(eps_t, max_T: int, *, lengths=(1, 2, 3, 5, 10, 20, 50)) -
     if max_T < 1:
         raise InvalidParameter(f"max_T must be >= 1, got {max_T!r}")
     Ts = sorted({T for T in lengths if T <= max_T} | {min(max_T, 1)})
+    eps_t = InputPrivacy.from_user(eps_t)
     out: list[Candidate] = grid_candidates(eps_t, max_T)
     for T in Ts:
         for a in LEVELS:
@@ -236,17 +244,18 @@ def initial_candidates(eps_t, max_T: int, *, lengths=(1, 2, 3, 5, 10, 20, 50)) -
 def laplace_candidates(eps_t, max_T: int) -> list[Candidate]:
     """Corollary 30's streams: background f = tau_L - gap_b, the last step at tau_L + gap_h."""
     out = []
-    eps1 = eps_at(eps_t, 1)
+    privacy = InputPrivacy.from_user(eps_t)
+    eps1 = privacy.at(1)
     if eps1 == 0:  # eps_1 = 0: the first step's neighbours are identical, no Laplace construction
         return out
     for T in sorted({min(max_T, T) for T in (1, 2, 5)}):
         for gap_b in (5 / eps1, 20 / eps1, 40 / eps1):
             for gap_h in (-20 / eps1, -5 / eps1, 0.0):
                 f = [-gap_b] * (T - 1) + [gap_h]
-                p = [laplace_cdf(x, rate=eps_at(eps_t, t)) for t, x in enumerate(f, start=1)]
+                p = [laplace_cdf(x, rate=privacy.at(t)) for t, x in enumerate(f, start=1)]
                 for dirs in ([1] * (T - 1) + [-1], [1] * T):
                     f2 = [x + d for x, d in zip(f, dirs)]
-                    pp = tuple(laplace_cdf(x, rate=eps_at(eps_t, t)) for t, x in enumerate(f2, start=1))
+                    pp = tuple(laplace_cdf(x, rate=privacy.at(t)) for t, x in enumerate(f2, start=1))
                     c = Candidate(tuple(p), pp, "laplace", {"gap_b": gap_b, "gap_h": gap_h, "T": T})
                     out += [c, c.swapped()]
     return out
@@ -256,6 +265,7 @@ def refine(c: Candidate, eps_t, max_T: int, rng: np.random.Generator, n: int = 8
     """Perturbations of a good candidate: levels scaled (every level, or one step) or moved on the logit
     scale, by a step size drawn from :data:`REFINE_SCALES`; length changed; one step's direction changed."""
     out = []
+    eps_t = InputPrivacy.from_user(eps_t)
     p = np.asarray(c.p)
     pp = np.asarray(c.p_prime)
     dirs = np.sign(pp - p).astype(int)
