@@ -14,6 +14,7 @@ from gtm_core.errors import ConfigError, GTMError, UnsupportedConfiguration
 from proofs import plan_checks as PC
 
 from gtm_core.files import jsonable
+from gtm_core.validation import check_positive_int
 
 from . import horizon_claims
 from .model import Claim, Refusal, Witness
@@ -26,8 +27,7 @@ def effective_config(config: GTMConfig, horizon: int | None) -> GTMConfig:
     truncated) or extend one whose per-step values are scalars."""
     if horizon is None or horizon == config.stream.horizon:
         return config
-    if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1:
-        raise ConfigError(f"horizon must be a positive integer, got {horizon!r}")
+    check_positive_int("horizon", horizon, error=ConfigError)
     s = config.stream
     changes: dict[str, Any] = {"horizon": horizon}
     for name in ("eps_t", "p_star", "delta_t"):

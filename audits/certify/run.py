@@ -14,6 +14,7 @@ from typing import Mapping
 
 from gtm_core import GTMConfig, __version__
 from gtm_core.errors import ConfigError, InvalidParameter, UnsupportedConfiguration
+from gtm_core.validation import check_positive
 
 from ..pair_search import ORACLE_ATTEMPTS_PER_SECOND, ORACLE_TIME_CAP_FACTOR
 from .derive import derive, effective_config
@@ -35,9 +36,7 @@ def budgets_for(quick: bool, seconds: float | None) -> dict:
     """Budgets of the statistical and search witnesses: seconds (nominal), and the sample and attempt
     counts derived from them (what the witnesses really run on)."""
     if seconds is not None:
-        if not (isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds > 0):
-            raise ConfigError(f"seconds must be > 0, got {seconds!r}")
-        total = float(seconds)
+        total = check_positive("seconds", seconds, error=ConfigError)
     else:
         total = 30.0 if quick else 400.0
     # the exact search's budget is CPU time (wall time grows on a loaded machine): keep its share small

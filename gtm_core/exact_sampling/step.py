@@ -12,7 +12,6 @@ Phase 3: a_t = s_t (halt) iff s_t (K_t - c_t - 1/2) > 0 (:func:`halts`).
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -24,6 +23,8 @@ from ..validation import (
     check_nonnegative,
     check_nonnegative_int,
     check_positive,
+    check_real,
+    is_integer,
     check_probability,
 )
 from .bits import BitSource
@@ -100,14 +101,7 @@ class PoissonMean(LazyReal):
 
 def check_tau2(tau2, eps_t: float) -> float:
     """tau_{2,t} > 0 as a float; tau_{2,t} = inf (no per-step noise) only when eps_t = 0."""
-    if isinstance(tau2, bool) or not isinstance(tau2, numbers.Real):
-        raise InvalidParameter(f"tau2 must be > 0, got {tau2!r}")
-    try:
-        tau2 = float(tau2)
-    except OverflowError:
-        raise InvalidParameter("tau2 must be a float, got an integer beyond the float range") from None
-    if not tau2 > 0:
-        raise InvalidParameter(f"tau2 must be > 0, got {tau2!r}")
+    tau2 = check_real("tau2", tau2, low=0.0, low_open=True, infinite_ok=True)
     if math.isinf(tau2) and eps_t > 0:
         raise InvalidParameter("tau2 = inf is only allowed when eps_t = 0")
     return tau2
@@ -153,7 +147,7 @@ def fed_count(k_raw: int, n: int, *, phi: float, s: int, source: BitSource) -> i
 
 
 def _is_count(x) -> bool:
-    return isinstance(x, numbers.Integral) and not isinstance(x, bool) and int(x) >= 0
+    return is_integer(x) and int(x) >= 0
 
 
 def purification_crossover(sp) -> float:
