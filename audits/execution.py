@@ -14,14 +14,16 @@ audited, for a subprocess target only its command line and timeouts - never an e
 secret), a batch's input, size and seed; what comes back: histograms of the batch's outputs.
 
 Errors: a target failing on a worker raises :class:`~gtm_core.errors.TargetError` naming the worker;
-a scheduler that cannot be reached (within :data:`CONNECT_SECONDS`) or is lost raises
-:class:`~gtm_core.errors.ClusterError`. Either way the audit stops: never a partial verdict.
+a scheduler that cannot be reached (within :data:`CONNECT_SECONDS`, a deadline of our own: also a
+server that accepts and never answers) or is lost raises :class:`~gtm_core.errors.ClusterError`. Either way the audit stops: never a partial verdict.
 """
 
 from __future__ import annotations
 
 import os
+import socket
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -185,6 +187,75 @@ class Executor:
 InProcess = Executor
 
 
+def call_within(fn, seconds: float, *, on_late=None):
+    """``fn()`` bounded by ``seconds`` of wall time, whatever ``fn`` does: its result or its exception,
+    else :class:`TimeoutError`. ``fn`` runs in a daemon thread that is abandoned at the deadline (it
+    cannot be interrupted); a result it returns after that is handed to ``on_late`` (e.g. to close it)."""
+    state: dict = {}
+    lock = threading.Lock()
+    done = threading.Event()
+
+    def target():
+        try:
+            result, error = fn(), None
+        except BaseException as exc:  # broad-except: handed to the caller, or dropped if it gave up
+            result, error = None, exc
+        with lock:
+            late = state.get("abandoned", False)
+            state.update(result=result, error=error)
+            done.set()
+        if late and error is None and on_late is not None:
+            on_late(result)
+
+    threading.Thread(target=target, name="gtm-deadline", daemon=True).start()
+    try:
+        finished = done.wait(seconds)
+    finally:
+        with lock:
+            if not done.is_set():
+                state["abandoned"] = True
+    if not finished and not done.is_set():
+        raise TimeoutError(f"no answer within {seconds:g} s")
+    if state["error"] is not None:
+        raise state["error"]
+    return state["result"]
+
+
+def probe_scheduler(address: str, seconds: float) -> None:
+    """Raise :class:`ClusterError` unless whatever listens at a ``tcp://`` address (or a bare
+    ``host:port``) starts talking within ``seconds``: a Dask scheduler writes its handshake as soon as it
+    accepts a connection. Other schemes (``tls://``, ``inproc://`` ...) are left to Dask."""
+    scheme, sep, rest = str(address).partition("://")
+    if not sep:
+        scheme, rest = "tcp", str(address)
+    if scheme != "tcp":
+        return
+    host, _, port = rest.rpartition(":")
+    host = host.strip("[]")
+    if not host or not port.isdigit():
+        return  # Dask reports a malformed address itself
+    deadline = time.monotonic() + seconds
+    where = f"cannot reach scheduler {address} within {seconds:g} s"
+    try:
+        with socket.create_connection((host, int(port)), timeout=seconds) as sock:
+            sock.settimeout(max(deadline - time.monotonic(), 0.01))
+            first = sock.recv(1)
+    except (socket.timeout, TimeoutError):
+        raise ClusterError(f"{where}: it accepted the connection but sent nothing (not a Dask scheduler?)") from None
+    except OSError as exc:
+        raise ClusterError(f"{where}: {type(exc).__name__}: {exc.strerror or exc}") from None
+    if not first:
+        raise ClusterError(f"{where}: it closed the connection without a Dask handshake")
+
+
+def close_quietly(client) -> None:
+    """Close a Dask client nobody uses any more (bounded, errors ignored)."""
+    try:
+        client.close(timeout=SHUTDOWN_SECONDS)
+    except Exception:  # broad-except: best effort on an abandoned connection
+        pass
+
+
 class DaskExecutor(Executor):
     """Batches on a Dask cluster: ``scheduler`` (an address) or a local cluster of ``workers`` processes
     (one thread each) started here and shut down by :meth:`close` (bounded by :data:`SHUTDOWN_SECONDS`)."""
@@ -205,6 +276,7 @@ class DaskExecutor(Executor):
             raise ClusterError("Dask is not installed: pip install 'gtm[dask]'") from None
         import dask
 
+        deadline = time.monotonic() + connect_seconds  # for reaching a scheduler
         self.cluster = None
         self.client = None
         self.scheduler = scheduler
@@ -226,9 +298,16 @@ class DaskExecutor(Executor):
                 self.client = Client(self.cluster, timeout=connect_seconds)
                 self.client.wait_for_workers(workers, timeout=connect_seconds * 3)
             else:
-                self.client = Client(scheduler, timeout=connect_seconds)
+                # Client's own timeout does not bound every phase of the handshake (a server that accepts
+                # and never answers holds it for ever): the deadline is ours
+                probe_scheduler(scheduler, max(deadline - time.monotonic(), 0.1))
+                self.client = call_within(lambda: Client(scheduler, timeout=connect_seconds, set_as_default=False),
+                                          max(deadline - time.monotonic(), 0.1), on_late=close_quietly)
                 self.client.wait_for_workers(1, timeout=connect_seconds)
         except KeyboardInterrupt:
+            self.close()
+            raise
+        except ClusterError:
             self.close()
             raise
         except Exception as exc:  # broad-except: OSError, TimeoutError, CommClosedError ... all mean "unreachable"

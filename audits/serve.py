@@ -21,6 +21,7 @@ import numpy as np
 
 from gtm_core.config import GTMConfig
 from gtm_core.errors import GTMError
+from gtm_core.inputs import parse_json
 from gtm_core.planners import make_plan
 
 from .power.broken import VARIANTS, simulate_deployment, variant
@@ -66,7 +67,8 @@ def main(argv=None) -> int:
 
 def serve_json_lines(answer, stdin=None, stdout=None) -> None:
     """The JSON-lines loop shared by the example targets: one request per non-empty line of ``stdin``,
-    ``answer(request)`` written as one compact JSON line (``{"error": ...}`` for malformed JSON)."""
+    ``answer(request)`` written as one compact JSON line (``{"error": ...}`` for a request that is not
+    JSON, nests deeper than :data:`gtm_core.inputs.MAX_NESTING` or repeats a key; the loop goes on)."""
     stdin = sys.stdin if stdin is None else stdin
     out = sys.stdout if stdout is None else stdout
     for line in stdin:
@@ -74,9 +76,9 @@ def serve_json_lines(answer, stdin=None, stdout=None) -> None:
         if not line:
             continue
         try:
-            request = json.loads(line)
-        except json.JSONDecodeError:
-            response = {"error": "malformed JSON request"}
+            request = parse_json(line, what="request")
+        except GTMError as exc:  # malformed, nested too deep, duplicate keys, non-finite numbers
+            response = {"error": f"malformed JSON request: {str(exc)[:200]}"}
         else:
             response = answer(request)
         out.write(json.dumps(response, separators=(",", ":")) + "\n")

@@ -10,7 +10,8 @@ through :func:`parse_json`:
 * the text must be UTF-8;
 * JSON and TOML nesting is bounded (:data:`MAX_NESTING`); Python's recursion limit is never
   what stops a hostile document;
-* non-finite numbers (``NaN``, ``Infinity``) are refused in JSON.
+* non-finite numbers (``NaN``, ``Infinity``) and duplicate keys in an object are refused in JSON
+  (where readers disagree on which duplicate wins, none of them may be relied on).
 
 All failures raise the ``error`` class given by the caller (a :class:`~gtm_core.errors.GTMError`),
 with a one-line message naming the input.
@@ -107,6 +108,16 @@ def reject_constant(name: str):
     raise ValueError(f"non-finite number {name} is not allowed")
 
 
+def reject_duplicate_keys(pairs: list) -> dict:
+    """``object_pairs_hook`` of :func:`parse_json`: the object, unless a key occurs twice."""
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key[:80]!r} in an object")
+        out[key] = value
+    return out
+
+
 def parse_json(text: str | bytes, *, what: str = "input", error: type[GTMError] = InvalidParameter,
                max_nesting: int = MAX_NESTING) -> Any:
     """Parse a JSON document from outside: bounded nesting, finite numbers only, else ``error``."""
@@ -118,7 +129,7 @@ def parse_json(text: str | bytes, *, what: str = "input", error: type[GTMError] 
     if nesting_depth_exceeds(text, max_nesting):
         raise error(f"{what} nests deeper than {max_nesting} levels")
     try:
-        return json.loads(text, parse_constant=reject_constant)
+        return json.loads(text, parse_constant=reject_constant, object_pairs_hook=reject_duplicate_keys)
     except (json.JSONDecodeError, ValueError, RecursionError) as exc:
         raise error(f"not valid JSON ({what}): {str(exc)[:160]}") from None
 

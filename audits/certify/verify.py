@@ -7,17 +7,22 @@
    (:mod:`.signing`). Without a signature, or without a key to check it against, the result is at
    best ``unsigned``: anyone can recompute the SHA-256 of an edited body, so the digest only
    detects accidents, not forgery.
-3. **Re-derivation**: every planner number, every deterministic claim and the refusals are
-   re-derived from the embedded configuration and compared.
+3. **Re-derivation**: every planner number, every deterministic claim, the refusals and the verdict
+   are re-derived from the embedded configuration and compared - also for a configuration that
+   cannot be planned (its one claim, its refusal and its verdict). The work is bounded by the
+   certificate's size before anything is re-derived: one listed row per step of the horizon.
 4. **Binding and consistency**: every external witness carries the configuration's digest, and its
    status follows from its own numbers.
 5. **Re-run** (``rerun=True``): the statistical audit and the exact search are run again with their
    recorded seeds and budgets (sample and attempt counts) and must reproduce their claims byte for
-   byte apart from timings; the lemma checks, plan identities and exact thresholds are re-run too.
+   byte apart from timings; the lemma checks (never from the cache, :func:`proofs.cache.fresh_runs`),
+   plan identities and exact thresholds are re-run too.
 
-Statuses: ``valid`` (signed by the given key and everything checks), ``unsigned`` (everything checks
-but integrity is not established), ``tampered``, ``mismatched`` (made by another gtm version, schema
-or platform: numbers cannot be compared).
+Steps 3-5 run whatever the key situation (no key, no signature, a bad signature). Statuses, the
+first that applies wins (:data:`STATUS_ORDER`): ``tampered`` (a signature that does not verify, or a
+check of 1, 3, 4, 5 fails), ``mismatched`` (made by another gtm version, schema or platform: numbers
+cannot be compared), ``unsigned`` (everything checks but integrity is not established), ``valid``
+(signed by the given key and everything checks).
 """
 
 from __future__ import annotations
@@ -25,10 +30,12 @@ from __future__ import annotations
 import platform
 from dataclasses import dataclass
 
-from gtm_core import GTMConfig, __version__
+from gtm_core import GTMConfig, __version__, make_plan
 from gtm_core.errors import CertificateUnreadable, GTMError, UnsupportedConfiguration
 from gtm_core.files import jsonable
 from gtm_core.inputs import parse_json, read_text_file
+
+from proofs import cache as lemma_cache
 
 from .derive import derive
 from .model import (BODY_KEYS, CERT_FORMAT, CERT_SCHEMA, EXTERNAL_CLAIMS, SIGNED_DOCUMENT_KEYS, body_digest,
@@ -36,7 +43,7 @@ from .model import (BODY_KEYS, CERT_FORMAT, CERT_SCHEMA, EXTERNAL_CLAIMS, SIGNED
 from .model import WitnessContext
 from .progress import Progress
 from .provenance import library_versions
-from .run import external_claims
+from .run import certify, external_claims
 from .signing import signature_problem
 from .witnesses import DEFAULT_WITNESSES
 
@@ -124,85 +131,145 @@ def verify_document(doc: dict, progress: bool = False, *, public_key=None, rerun
     checked, the best status is ``unsigned``). ``rerun``: re-run the external witnesses with their
     recorded seeds and budgets (``witnesses``: the mapping to re-run, default the certificate's own;
     ``executor``: where the re-run's audit and search starts run, :mod:`audits.execution`).
+
+    Every check of the contents runs whatever the key situation; the statuses combine by
+    :data:`STATUS_ORDER` (the first that applies wins).
     """
-    body = doc["body"]
     problems = shape_problems(doc)
     if problems:
         return Verification("tampered", problems)
+    body = doc["body"]
     if body_digest(body) != doc["sha256"]:
         return Verification("tampered", ["sha256 digest of the body does not match: the certificate was edited"])
-    signed = False
-    if public_key is not None:
-        if "signature" not in doc:
-            return Verification("unsigned", ["the certificate carries no signature: integrity not established"])
+    integrity: list[str] = []  # why the origin is not established (empty: signed by the given key)
+    if public_key is None:
+        integrity = ["no --public-key given" if "signature" in doc else "the certificate carries no signature"]
+    elif "signature" not in doc:
+        integrity = ["the certificate carries no signature: integrity not established"]
+    else:
         why = signature_problem(canonical(body).encode("utf-8"), doc["signature"], public_key)
         if why is not None:
-            return Verification("tampered", [f"signature: {why}"])
-        signed = True
-    if body["provenance"].get("certificate_schema") == 2:
-        return Verification("mismatched", [
+            problems.append(f"signature: {why}")
+    status, content = content_verdict(body, progress, rerun=rerun and not problems, witnesses=witnesses,
+                                      executor=executor)
+    if problems:  # a signature that does not verify: tampered, whatever the contents say
+        return Verification("tampered", problems + content)
+    if status != "consistent":
+        return Verification(status, content)
+    if integrity:
+        return Verification("unsigned", integrity)
+    return Verification("valid", [])
+
+
+#: How the outcomes of the checks combine into one status (the first that applies wins):
+#: a signature that does not verify, or contents that do not re-derive, is ``tampered``; contents that
+#: cannot be compared (another version, schema or platform) are ``mismatched``; consistent contents
+#: without a signature verified by the given key are ``unsigned``; else ``valid``. So an edited
+#: certificate is ``tampered`` with a key, without one, signed or not.
+STATUS_ORDER = ("tampered", "mismatched", "unsigned", "valid")
+
+#: A certificate of an unplannable configuration lists no steps; the verifier plans at most this many
+#: steps to find the one that fails (certify fails at the first step that cannot be planned).
+MAX_UNLISTED_STEPS = 1000
+
+
+def content_verdict(body: dict, progress: bool = False, *, rerun: bool = False, witnesses=None,
+                    executor=None) -> tuple[str, list[str]]:
+    """Steps 3-5 of the module docstring on a body whose shape and digest are checked: ``("consistent",
+    [])``, ``("tampered", problems)`` or ``("mismatched", problems)``. The work is bounded by the
+    certificate's size: a body must list one row per step of its horizon before anything is
+    re-derived, and one that lists none (unplannable) gets at most :data:`MAX_UNLISTED_STEPS` planned."""
+    prov = body["provenance"]
+    if prov.get("certificate_schema") == 2:
+        return "mismatched", [
             "certificate schema 2 was issued when every deployment refused steps over their evaluation budget, "
             "which is (epsilon, delta)-DP, not the pure epsilon-DP it certified: re-certify with this version "
-            "(docs/deployment.md, 'The evaluation budget and the privacy claim')"])
-    if body["provenance"].get("certificate_schema") != CERT_SCHEMA:
-        return Verification("mismatched", [
-            f"certificate schema {body['provenance'].get('certificate_schema', 1)!r}, this gtm verifies schema "
-            f"{CERT_SCHEMA} (witnesses bound to the configuration and re-runnable): re-certify with this version"])
+            "(docs/deployment.md, 'The evaluation budget and the privacy claim')"]
+    if prov.get("certificate_schema") != CERT_SCHEMA:
+        return "mismatched", [
+            f"certificate schema {prov.get('certificate_schema', 1)!r}, this gtm verifies schema "
+            f"{CERT_SCHEMA} (witnesses bound to the configuration and re-runnable): re-certify with this version"]
     try:
         config = GTMConfig.from_dict(body["config"])
     except GTMError as exc:
-        return Verification("tampered", [f"embedded configuration is invalid: {exc}"])
+        return "tampered", [f"embedded configuration is invalid: {exc}"]
     if config.digest() != body["config_sha256"]:
-        return Verification("tampered", ["config_sha256 does not match the embedded configuration"])
-    version = body["provenance"].get("gtm_version") if isinstance(body["provenance"], dict) else None
+        return "tampered", ["config_sha256 does not match the embedded configuration"]
+    version = prov.get("gtm_version")
     if version != __version__:
-        return Verification("mismatched", [f"certificate made by gtm {version}, this is gtm {__version__}: "
-                                           f"numbers cannot be re-derived across versions"])
+        return "mismatched", [f"certificate made by gtm {version}, this is gtm {__version__}: "
+                              f"numbers cannot be re-derived across versions"]
+    T = config.stream.horizon
+    if body["horizon"] != T or isinstance(body["horizon"], bool):
+        return "tampered", [f"horizon {body['horizon']!r} is not the embedded configuration's horizon {T}"]
+    if body["steps"] and len(body["steps"]) != T:
+        return "tampered", [f"the certificate lists {len(body['steps'])} steps for a horizon of {T}: "
+                            f"every step is listed (nothing was re-derived)"]
+    if not body["steps"] and not fails_within(config, MAX_UNLISTED_STEPS):
+        return "tampered", [f"the certificate lists no steps (an unplannable configuration), yet steps "
+                            f"1..{min(T, MAX_UNLISTED_STEPS)} of the embedded configuration plan"
+                            + (" (the verifier plans no further)" if T > MAX_UNLISTED_STEPS else "")]
+    problems: list[str] = []
     try:
         d = derive(config, Progress(progress))
     except UnsupportedConfiguration:
-        if body["steps"]:
-            return Verification("tampered", ["the embedded configuration cannot be planned, yet steps are listed"])
-        return Verification("valid" if signed else "unsigned", [])
-    _diff("steps", body["steps"], d.steps, problems)
-    _diff("globals", body["globals"], d.globals, problems)
+        d = None
+    if d is None:  # the certificate certify writes for an unplannable configuration, re-made
+        ref = certify(config, quick=body["mode"] == "quick", seed=0, progress=False, witnesses={})
+        steps, glob, claims, refusals = ref.steps, ref.globals, ref.claims, ref.refusals
+        bound: frozenset = frozenset()
+    else:
+        steps, glob, claims, refusals = d.steps, d.globals, d.claims, d.refusals
+        bound = (EXTERNAL_CLAIMS if not d.refusals else frozenset()) | {"provenance"}
+    _diff("steps", body["steps"], steps, problems)
+    _diff("globals", body["globals"], glob, problems)
     stored_claims = {c.get("id"): c for c in body["claims"] if isinstance(c, dict)}
-    for c in d.claims:
+    for c in claims:
         s = stored_claims.get(c.id)
         if s is None:
             problems.append(f"claim {c.id} is missing")
             continue
         _diff(f"claims[{c.id}]", s, jsonable(c.to_dict()), problems)
-    external = EXTERNAL_CLAIMS if not d.refusals else frozenset()
-    derived_ids = {c.id for c in d.claims} | external | {"provenance"}
+    derived_ids = {c.id for c in claims} | bound
     for cid in stored_claims:
         if cid not in derived_ids:
             problems.append(f"claim {cid} is not one this version produces")
-    for cid in sorted(external | {"provenance"}):
+    for cid in sorted(bound):
         if cid not in stored_claims:
             problems.append(f"claim {cid} is missing")
         elif (stored_claims[cid].get("values") or {}).get("config_sha256") != body["config_sha256"]:
             problems.append(f"claim {cid} is not bound to this configuration (config_sha256 differs or is absent)")
-    _diff("refusals", body["refusals"], jsonable([r.to_dict() for r in d.refusals]), problems)
+    _diff("refusals", body["refusals"], jsonable([r.to_dict() for r in refusals]), problems)
     numeric = bool(problems)
     problems += consistency_problems(body)
     verdict = _verdict_of(body)
     if verdict != body["verdict"]:
         problems.append(f"verdict {body['verdict']!r} does not follow from the claims ({verdict!r})")
-    if not problems and rerun:
+    if not problems and rerun and d is not None:
         problems += rerun_problems(body, config, d, progress, witnesses, executor)
     if not problems:
-        return Verification("valid" if signed else "unsigned", [])
+        return "consistent", []
     # Re-derived float64 numbers can differ in the last bits across platforms or library builds
     # (libm, numpy, scipy). The digest matched, so if only re-derived numbers differ and the
     # certificate was made elsewhere, say so instead of calling it tampered.
-    prov = body.get("provenance") or {}
     elsewhere = prov.get("libraries") != library_versions() or prov.get("platform") != platform.platform()
     only_numeric = numeric and len(problems) == len([p for p in problems if "re-derived" in p])
     if elsewhere and only_numeric:
-        return Verification("mismatched", ["made on a different platform or with different library versions; "
-                                           "re-derived numbers differ:"] + problems)
-    return Verification("tampered", problems)
+        return "mismatched", ["made on a different platform or with different library versions; "
+                              "re-derived numbers differ:"] + problems
+    return "tampered", problems
+
+
+def fails_within(config: GTMConfig, limit: int) -> bool:
+    """True if planning the configuration fails at its plan or at one of its steps 1..min(T, limit)
+    (the failures :func:`.derive.plan_steps` reports as an unplannable configuration)."""
+    try:
+        plan = make_plan(config)
+        for t in range(1, min(config.stream.horizon, limit) + 1):
+            plan.step(t)
+    except (GTMError, ArithmeticError, TypeError, ValueError):
+        return True
+    return False
 
 
 def _verdict_of(body: dict) -> str:
@@ -262,7 +329,9 @@ def rerun_problems(body: dict, config: GTMConfig, d, progress: bool, witnesses=N
     ctx = WitnessContext(plan=d.plan, rows=d.steps, quick=quick, budgets=budgets, seed=seed,
                          progress=Progress(progress), executor=executor)
     problems = []
-    for claim in external_claims(ctx, DEFAULT_WITNESSES if witnesses is None else witnesses):
+    with lemma_cache.fresh_runs():  # the lemma checks really run again: a cached entry reproduces nothing
+        again_claims = external_claims(ctx, DEFAULT_WITNESSES if witnesses is None else witnesses)
+    for claim in again_claims:
         again = without_timings(jsonable(claim.to_dict()))
         if again != without_timings(stored[claim.id]):
             problems.append(f"claim {claim.id} does not reproduce when re-run with its recorded seed and budget")

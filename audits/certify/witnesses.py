@@ -11,13 +11,12 @@ claim carrying the error message, never into a silent ``witness-unavailable``.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from pathlib import Path
 from typing import Callable, Mapping
 
 from gtm_core import exact
+from proofs import cache as lemma_cache
 from proofs import instantiate, registry
 from proofs.plan_checks import CHERNOFF_PLANNERS
 
@@ -58,39 +57,9 @@ def cache_dir() -> Path:
 
 
 def registry_results(names) -> tuple[dict, bool, str, float]:
-    """Run the named lemma checks (or reuse a cached run with the same proofs/ sources and solver
-    versions). Returns ({check: verdict}, cached, cache key, seconds of the run)."""
-    src = Path(registry.__file__).parent
-    h = hashlib.sha256()
-    for f in sorted(src.glob("*.py")):
-        h.update(f.name.encode())
-        h.update(f.read_bytes())
-    h.update(json.dumps(registry.versions(), sort_keys=True).encode())
-    h.update(json.dumps(sorted(names)).encode())
-    key = h.hexdigest()
-    path = cache_dir() / f"prove-{key[:32]}.json"
-    try:
-        data = json.loads(path.read_text())
-        if data.get("key") == key:
-            return data["results"], True, key, data["seconds"]
-    except (OSError, ValueError, KeyError):
-        pass  # no (readable) cache entry: run the checks
-    report = registry.run(registry.select(list(names)))
-    results = {}
-    for r in report.results:
-        d = r.to_dict()
-        results[d["lemma"]] = {"ref": d.get("ref"), "status": d["status"], "ok": bool(d["ok"]),
-                               "method": d.get("method"), "mutants_killed": d.get("mutants_killed"),
-                               "mutants_total": d.get("mutants_total"), "seconds": d.get("seconds")}
-    seconds = round(report.seconds, 3)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"key": key, "results": results, "seconds": seconds}))
-        os.replace(tmp, path)
-    except OSError:
-        pass  # an unwritable cache only costs time
-    return results, False, key, seconds
+    """Run the named lemma checks, or reuse a cached run of them that :mod:`proofs.cache` trusts.
+    Returns ({check: verdict}, cached, cache key, seconds of the run)."""
+    return lemma_cache.lemma_results(names, registry, cache_dir())
 
 
 def plan_identities_claim(plan, rows, *, progress) -> Claim:

@@ -3,8 +3,8 @@
     gtm blackbox evaluate --data D.csv --columns price --function median --grid 0:100:41 --epsilon 1 --beta 0.1
     gtm blackbox exact    --data small.json --function median --domain 0,1,2,3,4 --epsilon 2 --beta 0.1
     gtm blackbox audit    --function median --domain 0,1,2,3,4 --epsilon 2 --beta 0.1 [--target CMD] [--variant V]
-    gtm blackbox serve    --function median --domain 0,1,2,3,4 --epsilon 2 --beta 0.1 [--variant V]
-    gtm blackbox bench    [--seconds 300] [--out benchmarks/results]
+    gtm blackbox serve    --function median --domain 0,1,2,3,4 --epsilon 2 --beta 0.1 [--variant V] [--json PATH]
+    gtm blackbox bench    [--seconds 300] [--out benchmarks/results] [--json PATH]
 
 Verbs are sub-commands of `blackbox` (the GTM verbs `exact`, `audit`, `bench` keep their meaning).
 Exit codes: 0 ok, 1 a check failed (exact loss above the claim, audit violation), 2 bad input
@@ -14,16 +14,13 @@ beta not in (0, 1), ...).
 
 from __future__ import annotations
 
-import csv
-import io
 import json
-import os
-import pkgutil
 import sys
 from pathlib import Path
 
 import click
 
+from gtm_core.blackbox.datasets import build_function, read_dataset
 from gtm_core.inputs import parse_json, read_text_file
 from gtm_core.validation import check_seconds
 
@@ -74,81 +71,6 @@ def build_config(config_path, epsilon, beta, domain, grid, grid2):
         g = _grid(grid2, "--grid2")
         pts = [[x, y] for x in g for y in g]
     return EvaluatorConfig(epsilon, beta, tuple(pts))
-
-
-def build_function(name: str, config):
-    from gtm_core.blackbox.functions import BUILTIN
-
-    grid = [p[0] for p in config.domain] if config.d == 1 else [tuple(p) for p in config.domain]
-    if name in BUILTIN:
-        factory, dim, monotone = BUILTIN[name]
-        if dim != config.d:
-            raise UsageFailure(f"--function {name} has outputs of dimension {dim}, the domain has dimension {config.d}")
-        return factory(grid), monotone
-    if ":" in name:
-        added = os.getcwd() not in sys.path  # module:callable is resolved from the working directory too
-        if added:
-            sys.path.insert(0, os.getcwd())
-        try:
-            fn = pkgutil.resolve_name(name)
-        except Exception as exc:  # the user's module may raise anything while it is imported: bad input
-            raise UsageFailure(f"--function {name!r} cannot be imported: {type(exc).__name__}: {exc}") from None
-        finally:
-            if added:
-                sys.path.remove(os.getcwd())
-        if not callable(fn):
-            raise UsageFailure(f"--function {name!r} is not callable")
-        return fn, None  # monotone only if the user says so (--depth-method monotone)
-    raise UsageFailure(f"--function must be one of {', '.join(BUILTIN)} or module:callable, got {name!r}")
-
-
-RECORD_DIM = {"median": 1, "mean": 1, "slope": 2, "tukey-center": 2}
-
-
-def read_dataset(path: str, columns: str | None, function: str) -> list:
-    from gtm_core.blackbox import check_dataset
-
-    p = Path(path)
-    text = read_text_file(path, what="--data")
-    cols = [c.strip() for c in columns.split(",")] if columns else None
-    if p.suffix.lower() == ".json":
-        raw = parse_json(text, what="--data")
-        if isinstance(raw, dict) and "dataset" in raw:
-            raw = raw["dataset"]
-        if cols and isinstance(raw, list) and raw and isinstance(raw[0], dict):
-            try:
-                raw = [[r[c] for c in cols] if len(cols) > 1 else r[cols[0]] for r in raw]
-            except KeyError as exc:
-                raise UsageFailure(f"--columns: record has no field {exc.args[0]!r}") from None
-    else:
-        try:
-            rows = list(csv.reader(io.StringIO(text, newline="")))
-        except csv.Error as exc:
-            raise UsageFailure(f"--data is not valid CSV: {exc}") from None
-        if not rows:
-            raise UsageFailure(f"--data file is empty: {path!r}")
-        header, body = rows[0], rows[1:]
-        if not cols:
-            raise UsageFailure(f"--columns is required for CSV data (columns: {', '.join(header)})")
-        idx = []
-        for c in cols:
-            if c not in header:
-                raise UsageFailure(f"--columns: no column {c!r} in {path!r} (columns: {', '.join(header)})")
-            idx.append(header.index(c))
-        raw = []
-        for i, r in enumerate(body, start=2):
-            try:
-                vals = [float(r[j]) for j in idx]
-            except (ValueError, IndexError):
-                raise UsageFailure(f"--data row {i}: column(s) {columns} not numeric: {r!r:.80}") from None
-            raw.append(vals if len(vals) > 1 else vals[0])
-    data = check_dataset(raw)
-    want = RECORD_DIM.get(function)
-    if want is not None:
-        got = len(data[0]) if isinstance(data[0], tuple) else 1
-        if got != want:
-            raise UsageFailure(f"--function {function} takes records of dimension {want}, the dataset has dimension {got}")
-    return data
 
 
 def evaluator_options(fn):
@@ -372,15 +294,19 @@ def audit_cmd(config_path, epsilon, beta, domain, grid, grid2, function, depth_m
 @command.command("serve")
 @evaluator_options
 @click.option("--variant", default="correct", show_default=True)
+@click.option("--json", "json_path", default=None,
+              help="when stdin ends, write a summary here: requests answered, error answers, parameters")
 @guard
-def serve_cmd(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, variant):
+def serve_cmd(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, variant, json_path):
     """Serve Algorithm 4 over the finite-output JSON-lines protocol (input {"dataset": [...]})."""
     from gtm_core.errors import GTMError, InvalidParameter
 
     from ..power.blackbox import evaluator_target
 
-    target = evaluator_target(make_evaluator(config_path, epsilon, beta, domain, grid, grid2, function,
-                                             depth_method, variant))
+    out = check_writable(json_path, protected=(config_path,))
+    ev = make_evaluator(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, variant)
+    target = evaluator_target(ev)
+    answered = errors = 0
     for line in sys.stdin:
         line = line.strip()
         if not line:
@@ -392,10 +318,14 @@ def serve_cmd(config_path, epsilon, beta, domain, grid, grid2, function, depth_m
             n, seed = req.get("n"), req.get("seed", 0)
             counts = target.sample(req.get("input"), n, seed)
             resp = {"counts": dict(counts)}
+            answered += 1
         except (GTMError, AttributeError, TypeError) as exc:
             resp = {"error": str(exc)[:200]}
+            errors += 1
         sys.stdout.write(json.dumps(resp, separators=(",", ":")) + "\n")
         sys.stdout.flush()
+    write_json(out, {"variant": variant, "requests": answered + errors, "answered": answered,
+                     "error_answers": errors, "config": ev.config.to_dict(), "parameters": ev.params.to_dict()})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -408,11 +338,13 @@ def serve_cmd(config_path, epsilon, beta, domain, grid, grid2, function, depth_m
 @click.option("--runs", type=int, default=2000, show_default=True, help="evaluator runs per case")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--out", "out_dir", default="benchmarks/results", show_default=True)
+@click.option("--json", "json_path", default=None, help="also write the machine-readable result here")
 @guard
-def bench_cmd(seconds, runs, seed, out_dir):
+def bench_cmd(seconds, runs, seed, out_dir, json_path):
     """Utility on real data: median, mean, least-squares slope, 2-D center point vs sample-and-aggregate."""
     from ..bench.blackbox_utility import run_utility, write_utility
 
+    out = check_writable(json_path)
     d = Path(out_dir)
     if not d.is_dir():
         raise UsageFailure(f"--out directory does not exist: {out_dir!r}")
@@ -420,5 +352,6 @@ def bench_cmd(seconds, runs, seed, out_dir):
         raise UsageFailure(f"--runs must be >= 10, got {runs}")
     result = run_utility(seconds=seconds, runs=runs, seed=seed, progress=lambda m: click.echo(m, err=True))
     paths = write_utility(result, d)
+    write_json(out, result)
     for p in paths:
         click.echo(f"wrote {p}")

@@ -7,7 +7,9 @@
 
 Exit codes: 0 certified / certificate valid (signed by the given key); 1 refused, incomplete (a
 witness unavailable), tampered, mismatched or unsigned certificate (unsigned exits 0 only with
---allow-unsigned, and says so); 2 bad usage or unreadable input.
+--allow-unsigned, and says so); 2 bad usage or unreadable input. ``--verify`` runs every check with
+or without a key; tampered beats mismatched beats unsigned (an edited certificate is tampered, signed
+or not), so unsigned always means the contents are consistent.
 """
 
 from __future__ import annotations
@@ -112,7 +114,8 @@ def command(config_path, horizon, quick, json_path, report_paths, seed, seconds,
         with make_executor(workers, scheduler) as executor:
             result = verify_document(doc, progress=not no_progress, public_key=key, rerun=rerun, executor=executor)
         body = doc["body"]
-        reran = "; the audit, search and proof witnesses reproduce when re-run" if rerun else ""
+        reran = ("; the audit, search and proof witnesses reproduce when re-run (the lemma checks ran again, "
+                 "not read from the cache)") if rerun else ""
         if result.valid:
             click.echo(f"valid: signed by key {doc['signature']['key_id'][:16]}; every planner number and "
                        f"deterministic claim re-derives, every witness is bound to the configuration{reran} "

@@ -7,6 +7,7 @@ request to the workers (by default small selection requests stay in the client).
 import json
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -112,6 +113,85 @@ def test_unreachable_scheduler_is_one_cluster_error_within_the_timeout():
     with pytest.raises(ClusterError, match="cannot reach scheduler tcp://127.0.0.1:9"):
         DaskExecutor(scheduler="tcp://127.0.0.1:9", connect_seconds=3)
     assert time.monotonic() - t0 < 3 * 3 + 5
+
+
+@pytest.fixture
+def silent_server():
+    """A local TCP server that accepts every connection and never sends a byte."""
+    import socket
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(16)
+    held = []
+    stop = threading.Event()
+
+    def accept():
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(srv.accept()[0])
+            except OSError:
+                continue
+
+    t = threading.Thread(target=accept, daemon=True)
+    t.start()
+    yield f"tcp://127.0.0.1:{srv.getsockname()[1]}", held
+    stop.set()
+    t.join(5)
+    for c in held:
+        c.close()
+    srv.close()
+
+
+def test_a_scheduler_that_accepts_and_never_answers_is_a_cluster_error_within_the_deadline(silent_server):
+    """The attack: Dask's Client waited for ever on such a server despite timeout=10."""
+    address, held = silent_server
+    t0 = time.monotonic()
+    with pytest.raises(ClusterError, match="sent nothing"):
+        DaskExecutor(scheduler=address, connect_seconds=3)
+    assert time.monotonic() - t0 < 3 + 3
+    assert held  # it did accept: the refusal is not a refused connection
+
+
+def test_the_cli_exits_2_within_the_deadline_on_a_silent_scheduler(silent_server):
+    """Against the same command on a port that refuses at once (start-up and imports, which a loaded
+    machine makes slow): the silent scheduler costs at most the 10 s deadline more."""
+    address, _ = silent_server
+
+    def audit(where):
+        t0 = time.monotonic()
+        res = subprocess.run([sys.executable, "-m", "audits.cli", "audit", "--target",
+                              f"{sys.executable} -m audits.serve examples/default.toml", "--epsilon", "1",
+                              "--eps-t", "0.1", "--max-T", "3", "--seconds", "5", "--scheduler", where, "--quiet"],
+                             capture_output=True, text=True, timeout=120)
+        assert res.returncode == 2, res.stdout + res.stderr
+        assert res.stderr.startswith("gtm: error:") and len(res.stderr.strip().splitlines()) == 1, res.stderr
+        assert "cannot reach scheduler" in res.stderr
+        return time.monotonic() - t0
+
+    refused = audit("tcp://127.0.0.1:9")
+    silent = audit(address)
+    assert silent < refused + 10 + 3, (silent, refused)
+
+
+def test_call_within_bounds_a_call_that_never_returns_and_hands_a_late_result_over():
+    from audits.execution import call_within
+
+    release, late = threading.Event(), []
+    t0 = time.monotonic()
+    with pytest.raises(TimeoutError):
+        call_within(lambda: (release.wait(), "result")[1], 0.3, on_late=late.append)
+    assert time.monotonic() - t0 < 2
+    release.set()
+    for _ in range(100):
+        if late:
+            break
+        time.sleep(0.02)
+    assert late == ["result"]
+    assert call_within(lambda: 42, 1.0) == 42
+    with pytest.raises(KeyError):
+        call_within(lambda: {}["x"], 1.0)
 
 
 # -- a 2-worker local cluster ---------------------------------------------------------------------

@@ -33,3 +33,16 @@ def test_server_rejects_unknown_variant():
     out = subprocess.run([sys.executable, "-m", "audits.serve", "examples/default.toml", "--broken", "nope"],
                          input="", capture_output=True, text=True, timeout=120)
     assert out.returncode == 2
+
+
+def test_a_deeply_nested_line_is_an_error_answer_and_the_server_keeps_serving():
+    """The attack: a line of 100 000 '[' crashed the server with a RecursionError traceback."""
+    lines = "\n".join(["[" * 100_000, '{"p": [0.1], "n": 2, "seed": 1, "n": 3}', '{"p": [0.1], "n": 3, "seed": 2}']) + "\n"
+    out = subprocess.run([sys.executable, "-m", "audits.serve", "examples/default.toml"], input=lines,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr[-400:]
+    answers = [json.loads(x) for x in out.stdout.splitlines()]
+    assert len(answers) == 3
+    assert "nests deeper" in answers[0]["error"]
+    assert "duplicate key 'n'" in answers[1]["error"]  # which "n" wins is not left to the JSON reader
+    assert len(answers[2]["halt"]) == 3

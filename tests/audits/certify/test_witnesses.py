@@ -3,6 +3,7 @@ claim; a crashing witness is a *failed* claim carrying its error, a claim withou
 `witness-unavailable` - never a pass. Fake modules stand in for the real ones (set as attributes of
 the witnesses module) so that each branch is exercised."""
 
+import json
 import types
 
 import pytest
@@ -52,7 +53,8 @@ def _registry(statuses):
         calls.append(lemmas)
         return types.SimpleNamespace(results=[_LemmaResult(k, s, *rest) for k, s, *rest in statuses], seconds=0.5)
 
-    return dict(run=run, select=lambda names: list(names), versions=lambda: {"z3": "x", "cvc5": "y"}), calls
+    checks = [types.SimpleNamespace(key=k, mutants=[None] * (rest[1] if rest else 2)) for k, s, *rest in statuses]
+    return dict(run=run, select=lambda names: checks, versions=lambda: {"z3": "x", "cvc5": "y"}), calls
 
 
 def test_lemma_checks_pass_and_are_cached(plan, fake):
@@ -189,3 +191,19 @@ def test_plan_identities_of_exact_noise_keep_theorem21s_and_skip_the_chernoff_on
     res = check_plan_identities(pn, 1)
     thm21 = [v for v in res.claims if v.lemma.startswith("Theorem 21")]
     assert thm21 and all(v.ok for v in thm21)
+
+
+def test_a_planted_cache_entry_with_a_made_up_lemma_is_not_certified(plan, fake, tmp_path):
+    """The cache key is public: an entry listing one made-up lemma with ok: true, under the right key,
+    used to become a passing privacy.lemma-checks claim without any check running."""
+    from proofs import cache
+
+    attrs, calls = _registry([("lemma17", "proved"), ("theorem21", "proved")])
+    reg = fake("proofs.registry", **attrs)
+    key = cache.cache_key(reg, W.BACKING_LEMMAS)
+    (tmp_path / f"prove-{key[:32]}.json").write_text(json.dumps(
+        {"key": key, "seconds": 0.1, "results": {"made-up": {"status": "proved", "ok": True, "mutants_killed": 0,
+                                                             "mutants_total": 0}}}))
+    c = W.lemma_checks_claim(plan, quick=True)
+    assert len(calls) == 1 and not c.values["cached"]  # the checks ran
+    assert set(c.values["lemmas"]) == {"lemma17", "theorem21"} and c.status == "pass"

@@ -73,3 +73,37 @@ def test_audit_subprocess_target_via_serve(tmp_path):
 def test_audit_broken_in_process_exit_1():
     r = gtm("audit", *EX, "--variant", "no-size-noise", "--max-samples", "400000", "--seconds", "120")
     assert r.returncode == 1 and "violation" in r.stdout
+
+
+def test_serve_json_writes_a_summary_when_stdin_ends(tmp_path):
+    out = tmp_path / "serve.json"
+    good = json.dumps({"input": {"dataset": [1, 2, 3, 3, 4]}, "n": 50, "seed": 1})
+    lines = "\n".join([good, "[" * 100_000, '{"input": {"dataset": [1]}, "n": 5, "n": 6}', good]) + "\n"
+    r = CliRunner().invoke(cli, ["blackbox", "serve", *EX, "--json", str(out)], input=lines)
+    assert r.exit_code == 0, r.stderr
+    answers = [json.loads(x) for x in r.stdout.splitlines()]
+    assert [("counts" in a) for a in answers] == [True, False, False, True]
+    assert "duplicate key" in answers[2]["error"]
+    d = json.loads(out.read_text())
+    assert (d["requests"], d["answered"], d["error_answers"]) == (4, 2, 2) and d["parameters"]["K"] == 21
+
+
+def test_serve_and_bench_refuse_an_unwritable_json_before_any_work(tmp_path):
+    missing = str(tmp_path / "no" / "x.json")
+    for verb in (["serve", *EX], ["bench", "--out", str(tmp_path)]):
+        r = CliRunner().invoke(cli, ["blackbox", *verb, "--json", missing], input="")
+        assert r.exit_code == 2 and "--json directory does not exist" in r.stderr, (verb, r.stderr)
+
+
+def test_bench_json_is_the_result_it_writes(tmp_path, monkeypatch):
+    """Wiring only (the real bench takes minutes): --json carries exactly the result the bench computed."""
+    from audits.bench import blackbox_utility
+
+    result = {"cases": [{"case": "median", "n": 3, "median_error": 0.25}], "data": "fake", "seconds": 0.1}
+    written = []
+    monkeypatch.setattr(blackbox_utility, "run_utility", lambda **kw: result)
+    monkeypatch.setattr(blackbox_utility, "write_utility", lambda res, d: written.append(res) or [])
+    out = tmp_path / "bench.json"
+    r = gtm("bench", "--seconds", "1", "--runs", "10", "--out", str(tmp_path), "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out.read_text()) == result and written == [result]

@@ -164,3 +164,26 @@ def test_progress_goes_to_stderr(capsys):
     assert code == 1
     assert "certify [" in err and "planning and checking 5 steps" in err
     assert "certify [" not in out
+
+
+def test_a_public_key_does_not_switch_verification_off_for_an_unsigned_certificate(cert_files, tmp_path, capsys):
+    """The attack: with --public-key and no signature the verifier stopped at `unsigned` and printed that the
+    contents are consistent; --allow-unsigned then exited 0 on an edited step and an audit bound of 99."""
+    key = tmp_path / "k.key"
+    assert run(["certify", "--generate-key", str(key)], capsys)[0] == 0
+    doc = json.loads(cert_files["json"].read_text())
+    doc["body"]["steps"][2]["rho"] *= 1.5
+    audit = next(c for c in doc["body"]["claims"] if c["id"] == "privacy.audit")
+    audit["values"]["epsilon_lower_bound"] = 99.0
+    doc["sha256"] = body_digest(doc["body"])
+    bad = tmp_path / "edited.json"
+    bad.write_text(json.dumps(doc))
+    for extra in ([], ["--allow-unsigned"]):
+        code, out, _ = run(["certify", "--verify", str(bad), "--public-key", str(key) + ".pub", "--no-progress",
+                            *extra], capsys)
+        assert code == 1 and out.startswith("tampered") and "consistent" not in out
+        assert "rho" in out and "privacy.audit" in out
+    # the honest certificate with the same key: unsigned (consistent), accepted only with --allow-unsigned
+    code, out, _ = run(["certify", "--verify", str(cert_files["json"]), "--public-key", str(key) + ".pub",
+                        "--no-progress", "--allow-unsigned"], capsys)
+    assert code == 0 and out.startswith("unsigned") and "carries no signature" in out
