@@ -15,7 +15,8 @@ secret), a batch's input, size and seed; what comes back: histograms of the batc
 
 Errors: a target failing on a worker raises :class:`~gtm_core.errors.TargetError` naming the worker;
 a scheduler that cannot be reached (within :data:`CONNECT_SECONDS`, a deadline of our own: also a
-server that accepts and never answers) or is lost raises :class:`~gtm_core.errors.ClusterError`. Either way the audit stops: never a partial verdict.
+server that accepts and never answers) or is lost raises :class:`~gtm_core.errors.ClusterError`.
+Either way the audit stops: never a partial verdict.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from gtm_core.errors import ClusterError, GTMError, InvalidParameter, TargetError
+from gtm_core.validation import check_int
 
 from .events import codes_histogram
 
@@ -268,8 +270,8 @@ class DaskExecutor(Executor):
         self.local_runs = int(local_runs)
         if (workers is None) == (scheduler is None):
             raise InvalidParameter("give exactly one of workers (a local cluster) or scheduler (an address)")
-        if workers is not None and not (isinstance(workers, int) and 1 <= workers <= 1024):
-            raise InvalidParameter(f"workers must be an integer in 1..1024, got {workers!r}")
+        if workers is not None:
+            check_int("workers", workers, minimum=1, maximum=1024)
         try:
             from distributed import Client, LocalCluster
         except ImportError:

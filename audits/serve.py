@@ -23,6 +23,7 @@ from gtm_core.config import GTMConfig
 from gtm_core.errors import GTMError
 from gtm_core.inputs import parse_json
 from gtm_core.planners import make_plan
+from gtm_core.validation import is_integer, is_real
 
 from .power.broken import VARIANTS, simulate_deployment, variant
 
@@ -31,11 +32,11 @@ def handle(plan, deployment, request: dict, seed_mode: str) -> dict:
     if not isinstance(request, dict):
         return {"error": "request must be a JSON object"}
     p, n, seed = request.get("p"), request.get("n"), request.get("seed", 0)
-    if not isinstance(p, list) or not p or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in p):
+    if not isinstance(p, list) or not p or not all(is_real(x) for x in p):
         return {"error": "p must be a non-empty list of numbers"}
-    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+    if not is_integer(n) or n < 0:
         return {"error": f"n must be a non-negative integer, got {n!r}"}
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+    if not is_integer(seed) or seed < 0:
         return {"error": f"seed must be a non-negative integer, got {seed!r}"}
     want_evals = bool(request.get("evaluations", False))
     rng = np.random.default_rng(seed if seed_mode == "request" else None)

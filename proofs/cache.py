@@ -29,6 +29,7 @@ from pathlib import Path
 from gtm_core.errors import GTMError
 from gtm_core.files import write_atomic
 from gtm_core.inputs import parse_json, read_text_file
+from gtm_core.validation import is_real
 
 __all__ = ["cache_key", "expected_checks", "entry_problems", "fresh_runs", "lemma_results", "MAX_ENTRY_BYTES"]
 
@@ -108,7 +109,7 @@ def _read_entry(path: Path, key: str, expected):
     if not isinstance(data, dict) or data.get("key") != key:
         return None
     seconds = data.get("seconds")
-    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or entry_problems(data.get("results"), expected()):
+    if not is_real(seconds) or entry_problems(data.get("results"), expected()):
         return None
     return data["results"], seconds
 
