@@ -26,7 +26,6 @@ import click
 from gtm_core import GTMConfig
 from gtm_core.deployment import CommandMechanism, Deployment, GenerationCheck, check_time_limit
 from gtm_core.deployment.state import (
-    bind_certificate,
     certificate_record,
     read_certificate,
     read_only_status,
@@ -193,11 +192,9 @@ def init_cmd(state, config_arg, config_path, certificate_path, public_key_path, 
     else:
         record = None
         refuse_uncertifiable(config)
-    with Deployment.create(state, config, key_path=key_path, seed=seed) as dep:
+    # the certificate record is part of the state's first write: certified or no state at all
+    with Deployment.create(state, config, key_path=key_path, seed=seed, certificate=record) as dep:
         path = dep.path
-        if record is not None:
-            bind_certificate(path, key_path, record)
-    with Deployment.open(path, key_path=key_path) as dep:
         if check is not None:
             check.run("record", dep.deployment_id, dep.generation)
         s = {**dep.status_dict(), "certificate": read_certificate(path, key_path)}
