@@ -1027,10 +1027,12 @@ def _co_state(draw) -> None:
             state.symlink_to(d / "dir")
         elif kind == "dangling symlink":
             state.symlink_to(d / "no" / "such.state")
-        else:  # the state of one run next to the key of another: the HMAC refuses
+        else:  # the state of this run next to a new key (another run's): the HMAC refuses
+            from gtm_core.deployment.state import create_key_file
+
             state.symlink_to(d / "run.state")
             os.unlink(d / "run.state.key")
-            shutil.copy2(d / "backup.state.key", d / "run.state.key")
+            create_key_file(d / "run.state.key")
         args = ["co", "run", d / "co.toml", "--stream", stream, "--state", state]
         if use_check:
             args += ["--generation-check", fx["check"]]
