@@ -286,14 +286,18 @@ def _run_steps(dep, steps, mechanism_cmd, bernoulli, mech_rng, timeout, ran, che
             return (f"note: the horizon of {dep.config.stream.horizon} steps was reached after "
                     f"{len(ran)} of the {steps} steps asked for")
         t = dep.next_step
+        reserve = None
         if check is not None:  # write-ahead: the log refuses the pre-step state before it is superseded
-            check.reserve(dep.deployment_id, dep.generation)
+            generation = dep.generation
+
+            def reserve():
+                check.reserve(dep.deployment_id, generation)
         if mechanism_cmd is not None:
             mech = CommandMechanism(mechanism_cmd, step=t, time_limit=timeout)
         else:
             mech = BernoulliMechanism(bernoulli, mech_rng)
         try:
-            halted = dep.step(mech, time_limit=timeout)
+            halted = dep.step(mech, time_limit=timeout, before_write_ahead=reserve)
         except KeyboardInterrupt:  # recorded as failed (interrupted) by the step itself
             click.echo(f"interrupted during step {t}: the deployment is now failed (interrupted)",
                        err=True)

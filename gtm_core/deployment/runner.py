@@ -74,7 +74,7 @@ class Deployment:
         self._path, self._key_path, self._key = path, key_path, key
         self._body, self._config, self._plan = body, config, plan
         self._source, self._lock_fd, self._key_fd = source, lock_fd, key_fd
-        self._broken = False
+        self._broken = self._abandoned = False
         self._gtm = gtm
         return self
 
@@ -358,7 +358,8 @@ class Deployment:
         raise TypeError("a Deployment cannot be pickled (it holds a secret and a lock)")
 
     # -- the step protocol -----------------------------------------------------------------------
-    def step(self, mechanism: Callable, data: Any = None, *, time_limit: float | None = None) -> bool:
+    def step(self, mechanism: Callable, data: Any = None, *, time_limit: float | None = None,
+             before_write_ahead: Callable[[], None] | None = None) -> bool:
         """Run step t = ``next_step`` on mechanism M_t (an eps_t-DP map data -> +1/-1).
 
         Returns True if the GTM halted at this step. The outcome is durable before it is
@@ -366,6 +367,10 @@ class Deployment:
         :class:`MechanismError` / :class:`EvaluationBudgetExceeded`. ``time_limit`` bounds the
         mechanism's evaluations in seconds (None: no limit). A :class:`CommandMechanism` that
         cannot be started is an :class:`InvalidParameter` with the deployment unchanged.
+        ``before_write_ahead`` (e.g. an external generation log's reservation) is called after
+        the draw, right before the write-ahead record; if it raises, the step is abandoned with
+        nothing written and no output read (the draw never met the data) and this handle must be
+        reopened.
         """
         time_limit = check_time_limit(time_limit)
         self._check_can_step()
@@ -380,6 +385,12 @@ class Deployment:
         stop = start_mechanism(mechanism)
         try:
             pending = self._begin(t, sp, arguments)
+            if before_write_ahead is not None:
+                try:
+                    before_write_ahead()
+                except BaseException:
+                    self._abandoned = True  # the GTM holds a pending draw: reopen to resume
+                    raise
             # write-ahead record (with eta_1's bits), durable before any output of the mechanism is read
             self._write({**b, "pending_step": t, "secret": self._secret()})
             b = self._body
@@ -459,6 +470,8 @@ class Deployment:
             raise StateError("the deployment is closed")
         if self._broken:
             raise StateError("a state write failed earlier; reopen the deployment")
+        if self._abandoned:
+            raise StateError("a step was abandoned before its write-ahead record; reopen the deployment")
         b = self._body
         if b["status"] == "failed":
             f = b["failure"]
