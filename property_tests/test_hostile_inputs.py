@@ -29,6 +29,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import mpmath
@@ -667,6 +668,459 @@ def test_real_subprocess_runs():
             assert err.count("\n") == 1 and err.startswith("gtm: error:"), err
             assert "Traceback" not in err + out
         assert sorted(os.listdir(d)) == sorted(n for n, _, _ in cases)
+
+
+# ---------------------------------------------------------------------------------------------
+# the release path and mechanism faults: wrong-shaped Python mechanisms, commands that cannot
+# start, unsigned / edited / mismatched certificates, symlinked and rolled-back co states
+# ---------------------------------------------------------------------------------------------
+#
+# Property for every case, counted in RELEASE (printed by the slow test; every count but "cases"
+# must stay 0): no traceback, no process of ours left behind ("orphans"), and a refused command
+# (exit 2 / a typed error) changes no existing state or key file ("changed_by_refused") and
+# leaves no new state behind. A duplicate-key certificate is not a class here: the certificate
+# loader (json.loads, last key wins) does not refuse duplicate keys yet.
+
+RELEASE: collections.Counter = collections.Counter()
+SCALE = int(os.environ.get("GTM_HOSTILE_SCALE", "90"))
+SMALL = GTMConfig.from_dict({**VALID21, "stream": {**VALID21["stream"], "horizon": 50}})
+WRONG_SHAPES = [[1], (1, -1), {}, {"a": 1}, "1", "+1", "", None, 2, 0, -2, 1.5, math.nan, b"1", 1 + 0j,
+                np.array([1, 1]), np.array([[1]]), np.float64("nan"), _Opaque(), [[1, -1]], np.array(["1"])]
+BATCH_SHAPES = ["short", "long", "2d", "strings", "zeros", "ragged", "scalar", "none", "objects"]
+NOT_STARTABLE = ["missing interpreter", "interpreter is a directory", "interpreter not executable",
+                 "empty file", "not executable", "interpreter missing behind env", "shebang only",
+                 "binary junk"]
+CERT_MUTATIONS = ["unsigned", "unsigned, resealed", "edited", "edited, resealed", "edited, resigned by another key",
+                  "signature of another key", "mismatched config", "mismatched horizon", "key id edited",
+                  "verdict edited", "truncated", "reformatted"]
+CO_KINDS = ["symlink", "symlink to a rolled-back copy", "rolled back", "rolled back, no check", "symlink loop",
+            "symlink to a directory", "dangling symlink", "key symlinked to another run"]
+
+
+def _our_live_children() -> set[int]:
+    """Live (non-zombie) processes whose parent is this process, from /proc."""
+    out = set()
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2:].split()
+        if fields[0] != b"Z" and int(fields[1]) == me:
+            out.add(int(entry))
+    return out
+
+
+def _digests(directory: Path) -> dict:
+    """sha256 of every regular file under ``directory`` (links not followed; a link is its target text)."""
+    out = {}
+    for root, _dirs, files in os.walk(directory):
+        for n in files:
+            p = Path(root) / n
+            if p.is_symlink():
+                out[str(p)] = "link:" + os.readlink(p)
+            elif p.is_file():
+                out[str(p)] = hashlib_sha256(p.read_bytes())
+    return out
+
+
+def hashlib_sha256(raw: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(raw).hexdigest()
+
+
+def _release_cli(args, *, env=None):
+    """One CLI invocation, counted: exit 0/1/2, never a traceback, exit 2 is one line."""
+    RELEASE["cases"] += 1
+    r = RUNNER.invoke(cli, [str(a) for a in args], prog_name="gtm", env=env)
+    if "Traceback" in r.output or (r.exception is not None and not isinstance(r.exception, SystemExit)):
+        RELEASE["tracebacks"] += 1
+    assert r.exception is None or isinstance(r.exception, SystemExit), (args, repr(r.exception))
+    assert r.exit_code in (0, 1, 2), (args, r.exit_code, r.output)
+    if r.exit_code == 2:
+        err = [ln for ln in r.stderr.splitlines() if ln.strip()]
+        assert len(err) == 1 and err[0].startswith("gtm: error:"), (args, r.stderr)
+    return r
+
+
+def _check_refusal_kept(before: dict, after: dict, refused: bool, what) -> None:
+    """A refused command changed no file that existed before it and created no state or key."""
+    if not refused:
+        return
+    changed = [p for p in before if after.get(p) != before[p]]
+    created = [p for p in after if p not in before and (p.endswith(".state") or p.endswith(".key"))]
+    if changed or created:
+        RELEASE["changed_by_refused"] += 1
+    assert not changed and not created, (what, changed, created)
+
+
+_RELEASE_FIXTURE: dict = {}
+
+
+def _release_fixture() -> dict:
+    """Built once: a certified, signed certificate (horizon 5, short budgets, as in
+    tests/audits/cli/test_deploy_certificate.py), two key pairs, and a co run at update 9 and 20
+    with its generation log."""
+    if _RELEASE_FIXTURE:
+        return _RELEASE_FIXTURE
+    from audits.certify import certify
+    from audits.certify import witnesses as W
+    from audits.certify.signing import generate_keypair, load_private_key, sign
+    from gtm_core.batchtoco.streams import bundled_stream
+
+    d = _SCRATCH / "release"
+    d.mkdir(exist_ok=True)
+    old_cache = os.environ.get("GTM_CACHE_DIR")
+    os.environ["GTM_CACHE_DIR"] = str(d / "cache")
+    backing, W.BACKING_LEMMAS = W.BACKING_LEMMAS, ("lemma17", "theorem21")
+    try:
+        cert = certify(GTMConfig.load(ROOT / "examples" / "default.toml"), horizon=5, quick=True, seconds=1,
+                       seed=3, progress=False)
+    finally:
+        W.BACKING_LEMMAS = backing
+        if old_cache is None:
+            os.environ.pop("GTM_CACHE_DIR", None)
+        else:
+            os.environ["GTM_CACHE_DIR"] = old_cache
+    assert cert.verdict == "certified"
+    private, public = generate_keypair(d / "release.key")
+    other_private, other_public = generate_keypair(d / "other.key")
+    key, other_key = load_private_key(private), load_private_key(other_private)
+    signed = d / "cert.json"
+    signed.write_text(cert.to_json(lambda raw: sign(raw, key)))
+    doc = json.loads(signed.read_text())
+    config = d / "cfg.json"
+    config.write_text(json.dumps(doc["body"]["config"]))
+    # a co run with a generation log: state at update 9 (the backup) and at update 20
+    co = d / "co"
+    co.mkdir()
+    (co / "co.toml").write_text("[co]\nepsilon = 0.9\nk = 2\nseed = 7\n")
+    full = bundled_stream("florentine_families").to_dict()
+    half = {**full, "edges": full["edges"][:9]}
+    other = {**full, "edges": full["edges"][:9] + list(reversed(full["edges"][9:]))}
+    for name, stream in (("half.json", half), ("full.json", full), ("other.json", other)):
+        (co / name).write_text(json.dumps(stream))
+    check = str(ROOT / "examples" / "generation_check.sh")
+    env = {"GTM_GENERATION_LOG": str(co / "generations.log")}
+    state = co / "run.state"
+    args = ["co", "run", co / "co.toml", "--state", state, "--generation-check", check]
+    assert RUNNER.invoke(cli, [str(a) for a in args[:3]] + ["--stream", str(co / "half.json")]
+                         + [str(a) for a in args[3:]], env=env).exit_code == 0
+    shutil.copy2(state, co / "backup.state")
+    shutil.copy2(f"{state}.key", co / "backup.state.key")
+    assert RUNNER.invoke(cli, [str(a) for a in args[:3]] + ["--stream", str(co / "full.json")]
+                         + [str(a) for a in args[3:]], env=env).exit_code == 0
+    _RELEASE_FIXTURE.update(dir=d, cert=signed, doc=doc, pub=public, other_pub=other_public, key=key,
+                            other_key=other_key, config=config, co=co, check=check)
+    return _RELEASE_FIXTURE
+
+
+def _python_wrong_shape(draw) -> None:
+    """A Python mechanism (call or batch) returning a wrong shape: a typed MechanismError whose
+    text is the same for two deployments with different noise (so it carries no secret), never
+    eta_1's bits, and the deployment is failed durably (or the output was valid)."""
+    from gtm_core.deployment.state import read_state_body_unchecked
+
+    use_batch = draw(st.booleans())
+    shape = draw(st.sampled_from(BATCH_SHAPES if use_batch else WRONG_SHAPES))
+    seeds = draw(st.tuples(st.integers(0, 2**31), st.integers(0, 2**31)))
+
+    class Wrong:
+        def __call__(self, data=None):
+            return shape
+
+    class WrongBatch:
+        def batch(self, data, n):
+            return {"short": np.ones(max(n - 1, 0)), "long": np.ones(n + 1), "2d": np.ones((n, 1)),
+                    "strings": np.array(["+1"] * n), "zeros": np.zeros(n), "ragged": [[1], [1, 1]] * n,
+                    "scalar": 1, "none": None, "objects": [_Opaque()] * n}[shape]
+
+        def __call__(self, data=None):
+            return 1
+
+    texts = []
+    for seed in seeds:
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "s.state"
+            with Deployment.create(path, SMALL, seed=seed) as dep:
+                RELEASE["cases"] += 1
+                mech = WrongBatch() if use_batch else Wrong()
+                try:
+                    out = dep.step(mech)
+                except MechanismError as exc:
+                    assert dep.failed and dep.failure["kind"] == "mechanism_error"
+                    body = read_state_body_unchecked(path)
+                    text = f"{exc} | {dep.failure['reason']} | {json.dumps(dep.status_dict())}"
+                    assert body["secret"]["eta1_bits"] not in text
+                    texts.append(str(exc) + " | " + dep.failure["reason"])
+                else:
+                    assert out in (True, False)
+                    texts.append(None)
+    if None not in texts:
+        assert texts[0] == texts[1], texts  # a function of the fault, not of the noise
+
+
+def _not_startable(draw) -> None:
+    """``gtm deploy step --mechanism-cmd`` (or Deployment.step) on a command that cannot start:
+    refused, exit 2 / InvalidParameter, the deployment unchanged."""
+    kind = draw(st.sampled_from(NOT_STARTABLE))
+    via_cli = draw(st.booleans())
+    with tempfile.TemporaryDirectory() as d:
+        d = Path(d)
+        state = d / "s.state"
+        Deployment.create(state, SMALL, seed=draw(st.integers(0, 2**31))).close()
+        script = d / "mech.sh"
+        (d / "subdir").mkdir()
+        (d / "plain").write_text("#!/bin/sh\necho 1\n")
+        body = {"missing interpreter": f"#!{d}/no-such-interpreter\necho 1\n",
+                "interpreter is a directory": f"#!{d}/subdir\necho 1\n",
+                "interpreter not executable": f"#!{d}/plain\necho 1\n",
+                "empty file": "",
+                "not executable": "#!/bin/sh\necho 1\n",
+                "interpreter missing behind env": "#!/usr/bin/env gtm-no-such-interpreter-xyz\necho 1\n",
+                "shebang only": "#!\n",
+                "binary junk": "\x7fELF\x00\x01junk"}[kind]
+        script.write_text(body)
+        os.chmod(script, 0o600 if kind == "not executable" else 0o700)
+        before = _digests(d)
+        if kind == "interpreter missing behind env":
+            # /usr/bin/env itself starts: the missing program is found only after the write-ahead
+            # record, so the step fails durably (mechanism_error), it is not refused
+            r = _release_cli(["deploy", "step", state, "--mechanism-cmd", script, "--timeout", "5"])
+            assert r.exit_code == 2 and "now failed" in r.stderr, (kind, r.exit_code, r.output)
+            with Deployment.open(state) as dep:
+                assert dep.failed and dep.failure["kind"] == "mechanism_error"
+            return
+        if via_cli:
+            r = _release_cli(["deploy", "step", state, "--mechanism-cmd", script, "--timeout", "5"])
+            refused = r.exit_code == 2
+            assert refused, (kind, r.exit_code, r.output)
+        else:
+            RELEASE["cases"] += 1
+            with Deployment.open(state) as dep:
+                before = _digests(d)
+                try:
+                    dep.step(CommandMechanism([str(script)], step=1, time_limit=5))
+                except GTMError as exc:
+                    assert not isinstance(exc, MechanismError), (kind, exc)
+                    refused = True
+                else:
+                    refused = False
+                assert refused, kind
+                assert dep.status == "running" and dep.steps_done == 0
+        _check_refusal_kept(before, _digests(d), refused, kind)
+
+
+def _resealed(doc: dict, key=None, *, drop_signature: bool = True) -> dict:
+    from audits.certify.model import body_digest, canonical
+    from audits.certify.signing import sign
+
+    doc = copy.deepcopy(doc)
+    doc["sha256"] = body_digest(doc["body"])
+    if drop_signature:
+        doc.pop("signature", None)
+    if key is not None:
+        doc["signature"] = sign(canonical(doc["body"]).encode("utf-8"), key)
+    return doc
+
+
+def _edit_body(body: dict, draw) -> None:
+    """Change one value somewhere in the certificate body (a step's number, a claim's field, the config)."""
+    where = draw(st.sampled_from(["steps", "claims", "globals", "config", "verdict", "horizon"]))
+    if where in ("steps", "claims") and body[where]:
+        item = body[where][draw(st.integers(0, len(body[where]) - 1))]
+        k = draw(st.sampled_from(sorted(item)))
+        item[k] = draw(st.sampled_from([None, 0, -1, 1.5, "x", [], item[k] * 2 if isinstance(item[k], (int, float))
+                                        and not isinstance(item[k], bool) else "changed"]))
+    elif where == "globals" and body["globals"]:
+        k = draw(st.sampled_from(sorted(body["globals"])))
+        body["globals"][k] = draw(st.sampled_from([None, 0, "x", 1e9]))
+    elif where == "config":
+        body["config"]["stream"]["horizon"] = draw(st.sampled_from([4, 6, 1000]))
+    elif where == "verdict":
+        body["verdict"] = draw(st.sampled_from(["refused", "incomplete", "", None]))
+    else:
+        body["horizon"] = draw(st.sampled_from([4, 6, 0, None]))
+
+
+def _certificate_init(draw) -> None:
+    """``gtm deploy init --certificate --public-key`` with an unsigned, edited, re-signed,
+    mismatched or reformatted certificate: exit 0 only if the signed body is the original one
+    and the configuration is the one it certifies; otherwise exit 2 with no state or key left."""
+    fx = _release_fixture()
+    kind = draw(st.sampled_from(CERT_MUTATIONS))
+    doc = copy.deepcopy(fx["doc"])
+    config, pub = fx["config"], fx["pub"]
+    may_succeed = False
+    with tempfile.TemporaryDirectory() as d:
+        d = Path(d)
+        if kind == "unsigned":
+            doc.pop("signature", None)
+        elif kind == "unsigned, resealed":
+            doc = _resealed(doc)
+        elif kind.startswith("edited"):
+            _edit_body(doc["body"], draw)
+            if kind == "edited, resealed":
+                doc = _resealed(doc)
+            elif kind == "edited, resigned by another key":
+                doc = _resealed(doc, fx["other_key"])
+        elif kind == "signature of another key":
+            doc = _resealed(doc, fx["other_key"])
+        elif kind == "mismatched config":
+            cfg = json.loads(config.read_text())
+            table, key = draw(st.sampled_from([("gtm", "beta"), ("gtm", "gamma"), ("stream", "eps_t")]))
+            cfg[table][key] = cfg[table][key] * draw(st.sampled_from([0.5, 0.999, 1.001]))
+            config = d / "other.json"
+            config.write_text(json.dumps(cfg))
+        elif kind == "mismatched horizon":
+            cfg = json.loads(config.read_text())
+            cfg["stream"]["horizon"] = draw(st.sampled_from([4, 6, 1000]))
+            config = d / "other.json"
+            config.write_text(json.dumps(cfg))
+        elif kind == "key id edited":
+            doc["signature"]["key_id"] = "0" * 64
+        elif kind == "verdict edited":
+            doc["body"]["verdict"] = "certified "
+        # an edit that changed nothing (0 for 0.0, a value for itself) leaves the signed body valid
+        no_op = kind in ("edited", "key id edited") and doc["body"] == fx["doc"]["body"] and (
+            kind == "edited" or doc["signature"] == fx["doc"]["signature"])
+        may_succeed = kind == "reformatted"
+        cert = d / "cert.json"
+        text = json.dumps(doc, indent=draw(st.sampled_from([None, 1, 4])))
+        if kind == "truncated":
+            text = text[: draw(st.integers(0, len(text) - 1))]
+        cert.write_text(text)
+        state = d / "dep.state"
+        before = _digests(d)
+        r = _release_cli(["deploy", "init", state, config, "--certificate", cert, "--public-key", pub,
+                          "--seed", "1"])
+        if may_succeed:
+            assert r.exit_code == 0, (kind, r.output)
+        elif no_op:
+            assert r.exit_code in (0, 2), (kind, r.output)
+        else:
+            assert r.exit_code == 2, (kind, r.exit_code, r.output)
+            assert not state.exists() and not Path(f"{state}.key").exists()
+        _check_refusal_kept(before, _digests(d), r.exit_code != 0, kind)
+
+
+def _co_state(draw) -> None:
+    """``gtm co run --state`` on a symlinked, rolled-back or aliased state: a symlink stays one
+    run (its target advances, the link stays a link); a rolled-back copy is refused by the
+    generation check before any update (files unchanged); without the check it is resumed (the
+    documented limit); loops, directories and dangling links end in exit 0 or 2, never a traceback."""
+    fx = _release_fixture()
+    kind = draw(st.sampled_from(CO_KINDS))
+    with tempfile.TemporaryDirectory() as d:
+        d = Path(d)
+        co = fx["co"]
+        for n in ("co.toml", "half.json", "full.json", "other.json", "generations.log"):
+            shutil.copy2(co / n, d / n)
+        for src, dst in (("run.state", "run.state"), ("backup.state", "backup.state")):
+            shutil.copy2(co / src, d / dst)
+            shutil.copy2(co / f"{src}.key", d / f"{dst}.key")
+        env = {"GTM_GENERATION_LOG": str(d / "generations.log")}
+        stream = d / draw(st.sampled_from(["full.json", "other.json"]))
+        use_check = kind != "rolled back, no check" and draw(st.booleans())
+        state = d / "use.state"
+        if kind == "symlink":
+            state.symlink_to(d / "run.state")
+        elif kind == "symlink to a rolled-back copy":
+            state.symlink_to(d / "backup.state")
+            use_check = True
+        elif kind in ("rolled back", "rolled back, no check"):
+            os.replace(d / "backup.state", d / "run.state")
+            os.replace(d / "backup.state.key", d / "run.state.key")
+            state = d / "run.state"
+            use_check = kind == "rolled back"
+        elif kind == "symlink loop":
+            state.symlink_to(state)
+        elif kind == "symlink to a directory":
+            (d / "dir").mkdir()
+            state.symlink_to(d / "dir")
+        elif kind == "dangling symlink":
+            state.symlink_to(d / "no" / "such.state")
+        else:  # the state of this run next to a new key (another run's): the HMAC refuses
+            from gtm_core.deployment.state import create_key_file
+
+            state.symlink_to(d / "run.state")
+            os.unlink(d / "run.state.key")
+            create_key_file(d / "run.state.key")
+        args = ["co", "run", d / "co.toml", "--stream", stream, "--state", state]
+        if use_check:
+            args += ["--generation-check", fx["check"]]
+        before = _digests(d)
+        before.pop(str(d / "generations.log"), None)  # the log is appended to by design
+        r = _release_cli(args, env=env)
+        after = _digests(d)
+        after.pop(str(d / "generations.log"), None)
+        if kind in ("symlink to a rolled-back copy", "rolled back"):
+            assert r.exit_code == 2 and "generation check refused" in r.stderr, (kind, r.output)
+        if kind == "key symlinked to another run":
+            assert r.exit_code == 2, (kind, r.output)
+        if kind == "symlink" and r.exit_code == 0:
+            assert state.is_symlink()
+        _check_refusal_kept(before, after, r.exit_code == 2, kind)
+
+
+RELEASE_CLASSES = {"python mechanism, wrong shape": _python_wrong_shape,
+                   "command that cannot start": _not_startable,
+                   "deploy init --certificate, unsigned / edited / mismatched": _certificate_init,
+                   "co state, symlinked / rolled back": _co_state}
+
+
+def run_release_case(which: str, data) -> None:
+    before = _our_live_children()
+    try:
+        RELEASE_CLASSES[which](data.draw)
+    finally:
+        leaked = _our_live_children() - before
+        if leaked:
+            RELEASE["orphans"] += len(leaked)
+    assert not leaked, (which, leaked)
+    RELEASE[f"class: {which}"] += 1
+    RELEASE["examples"] += 1
+    progress = os.environ.get("GTM_HOSTILE_PROGRESS")  # a long run's progress, appended every 50 examples
+    if progress and RELEASE["examples"] % 50 == 0:
+        with open(progress, "a") as fh:
+            fh.write(f"{time.time():.0f} examples {RELEASE['examples']}: {_release_report()}\n")
+
+
+def _release_report() -> str:
+    return (f"release-path campaign: {RELEASE['cases']} cases, {RELEASE['tracebacks']} tracebacks, "
+            f"{RELEASE['orphans']} orphans, {RELEASE['changed_by_refused']} state files changed by a refused "
+            f"command; per class: " + ", ".join(f"{k[7:]} {v}" for k, v in sorted(RELEASE.items())
+                                                 if k.startswith("class: ")))
+
+
+def _release_settings(n):
+    """No shrinking: a failing case is reported as drawn (shrinking a CLI case takes minutes)."""
+    from hypothesis import Phase
+
+    return settings(max_examples=n, derandomize=True, deadline=None, database=None,
+                    suppress_health_check=list(HealthCheck), phases=[Phase.explicit, Phase.generate])
+
+
+@_release_settings(24)
+@given(which=st.sampled_from(sorted(RELEASE_CLASSES)), data=st.data())
+def test_release_path_and_mechanism_faults(which, data):
+    run_release_case(which, data)
+
+
+@pytest.mark.slow
+def test_release_path_and_mechanism_faults_slow():
+    """The same properties with ``GTM_HOSTILE_SCALE`` x 120 examples (default 90: 10800 examples,
+    each one to two counted cases); the counts are printed (``-s``)."""
+    RELEASE.clear()
+    _release_settings(120 * SCALE)(given(which=st.sampled_from(sorted(RELEASE_CLASSES)), data=st.data())(run_release_case))()
+    print("\n" + _release_report())
+    assert RELEASE["cases"] >= 120 * SCALE
+    assert RELEASE["tracebacks"] == RELEASE["orphans"] == RELEASE["changed_by_refused"] == 0
 
 
 def test_zz_report_case_count():

@@ -26,7 +26,6 @@ import click
 from gtm_core import GTMConfig
 from gtm_core.deployment import CommandMechanism, Deployment, GenerationCheck, check_time_limit
 from gtm_core.deployment.state import (
-    bind_certificate,
     certificate_record,
     read_certificate,
     read_only_status,
@@ -193,11 +192,9 @@ def init_cmd(state, config_arg, config_path, certificate_path, public_key_path, 
     else:
         record = None
         refuse_uncertifiable(config)
-    with Deployment.create(state, config, key_path=key_path, seed=seed) as dep:
+    # the certificate record is part of the state's first write: certified or no state at all
+    with Deployment.create(state, config, key_path=key_path, seed=seed, certificate=record) as dep:
         path = dep.path
-        if record is not None:
-            bind_certificate(path, key_path, record)
-    with Deployment.open(path, key_path=key_path) as dep:
         if check is not None:
             check.run("record", dep.deployment_id, dep.generation)
         s = {**dep.status_dict(), "certificate": read_certificate(path, key_path)}
@@ -289,14 +286,18 @@ def _run_steps(dep, steps, mechanism_cmd, bernoulli, mech_rng, timeout, ran, che
             return (f"note: the horizon of {dep.config.stream.horizon} steps was reached after "
                     f"{len(ran)} of the {steps} steps asked for")
         t = dep.next_step
+        reserve = None
         if check is not None:  # write-ahead: the log refuses the pre-step state before it is superseded
-            check.reserve(dep.deployment_id, dep.generation)
+            generation = dep.generation
+
+            def reserve():
+                check.reserve(dep.deployment_id, generation)
         if mechanism_cmd is not None:
             mech = CommandMechanism(mechanism_cmd, step=t, time_limit=timeout)
         else:
             mech = BernoulliMechanism(bernoulli, mech_rng)
         try:
-            halted = dep.step(mech, time_limit=timeout)
+            halted = dep.step(mech, time_limit=timeout, before_write_ahead=reserve)
         except KeyboardInterrupt:  # recorded as failed (interrupted) by the step itself
             click.echo(f"interrupted during step {t}: the deployment is now failed (interrupted)",
                        err=True)

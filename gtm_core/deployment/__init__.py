@@ -56,7 +56,8 @@ keyed by 32 random bytes from the operating system stored in a separate *key fil
   the rollback cannot also roll back (a write-ahead record before every step, so a record lost
   after a commit does not let the pre-step copy back in); a deployment released under a
   certificate for another configuration (``gtm deploy init --certificate``: the certificate's
-  record is kept in the authenticated body, :func:`.state.bind_certificate`); ``gtm deploy
+  record is kept in the authenticated body, written with the state's first write by
+  ``Deployment.create(..., certificate=record)``, so the certified state exists or nothing does); ``gtm deploy
   status`` on a read-only file system (:func:`.state.read_only_status`).
 * Not defended: an attacker who can read the key file (they can forge any state) or the state
   file (it holds eta_1); a rollback without a generation check (validly authenticated: it would
@@ -72,19 +73,23 @@ never leaves the deployment locked.
 
 Step protocol (write-ahead) and why a crash mid-step fails the deployment
 ------------------------------------------------------------------------
-Step t runs as::
+Step t runs as (:meth:`Deployment.step`)::
 
-    1. plan step t; draw eta_{2,t} and N_t               (noise only, no data touched, nothing written)
+    0. start a CommandMechanism's command                  (its program executed, no output read)
+       it cannot start?  -> InvalidParameter, nothing drawn or written, deployment unchanged
+    1. plan step t; draw eta_{2,t} and N_t                (GTM.begin_step: noise only, nothing written)
        N_t > evaluation budget?  -> write status=failed(evaluation_budget_exceeded); stop
-    2. write state with pending_step = t                  (durable before any evaluation)
-    3. evaluate the mechanism N_t times, count K_t        (the only phase that touches the data)
+    2. write state with pending_step = t, eta_1's bits     (durable before any mechanism output is read)
+    3. evaluate: read N_t outputs, count K_t               (GTM.finish_step: the only data-dependent phase)
     4. decide a_t; write state with steps_done = t, transcript += a_t, pending_step = none
-    5. return a_t to the caller                           (only after it is durable)
+    5. return a_t to the caller                            (only after it is durable)
+
+A step that ends in 1 or 2 kills the started command unread; a Python callable is first called in 3.
 
 A crash (SIGKILL, power loss) is handled on the next :meth:`Deployment.open`:
 
-* before 2 is durable: the old state is intact, the mechanism was not evaluated, nothing was
-  released; step t runs again later with fresh eta_{2,t}, N_t. Discarding noise that never met
+* before 2 is durable: the old state is intact, no output of the mechanism was read (a started
+  command dies with its process group), nothing was released; step t runs again later with fresh eta_{2,t}, N_t. Discarding noise that never met
   the data costs no privacy.
 * after 2 and before 4 is durable: the state says ``pending_step = t``. The mechanism may have
   been evaluated (we cannot know how far it got), so the deployment enters its terminal

@@ -6,7 +6,9 @@ log can: the operator gives ``gtm deploy step`` a command (``--generation-check 
 
 * ``CMD check DEPLOYMENT_ID GENERATION`` after the state is opened and **before any step**: exit 0
   accepts, anything else refuses (nothing is stepped; the command's last stderr line is quoted);
-* ``CMD record DEPLOYMENT_ID GENERATION+1`` **before every step** (write-ahead, :meth:`GenerationCheck.reserve`):
+* ``CMD record DEPLOYMENT_ID GENERATION+1`` **before every step** (write-ahead, :meth:`GenerationCheck.reserve`,
+  called by :meth:`~gtm_core.deployment.Deployment.step` through ``before_write_ahead``: after the
+  step's command was started and its noise drawn, right before the step's own write-ahead record):
   from then on the log no longer accepts the state the step starts from, so a copy of that state
   restored after the step committed is refused even if the record after the commit never happens
   (a log outage, or ``gtm`` killed between the commit and the record). A reservation that fails

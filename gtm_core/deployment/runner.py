@@ -5,8 +5,6 @@ adds only persistence, the fault points and the failure records around it."""
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import logging
 import os
 import secrets as _secrets
@@ -31,15 +29,21 @@ from ..exact_sampling import BitSource, PrecisionLimitExceeded, SharedNoise
 from ..reference import GTM, NOT_FOR_DEPLOYMENT, PendingStep, StepArguments, randomness
 from .mechanisms import abort_hook, check_time_limit, evaluate_count, start_mechanism
 from .state import (
-    KEY_HEADER,
+    CERTIFICATE_FIELD,
     MAX_STATE_BYTES,
     OLD_BUDGET_POLICY_REFUSAL,
+    check_certificate_record,
     check_private_file,
+    create_key_file,
     fault_point,
+    lock_key_file,
+    lock_state,
     plan_identity,
     read_key,
     remove_stale_temporaries,
+    resolve_state_paths,
     seal,
+    status_of,
     unseal,
     utc_now,
     validate_body,
@@ -65,75 +69,18 @@ class Deployment:
              plan: Plan, source: BitSource, lock_fd: int) -> "Deployment":
         noise = SharedNoise.from_secret_hex(body["secret"]["eta1_bits"], plan.tau1, plan.mu1, source)
         gtm = GTM.restore_exact(source, noise, steps_taken=body["steps_done"])
-        key_fd = cls._lock_key(key_path)  # the caller closes lock_fd if anything above raises
+        key_fd = lock_key_file(key_path)  # the caller closes lock_fd if anything above raises
         self = object.__new__(cls)
         self._path, self._key_path, self._key = path, key_path, key
         self._body, self._config, self._plan = body, config, plan
         self._source, self._lock_fd, self._key_fd = source, lock_fd, key_fd
-        self._broken = False
+        self._broken = self._abandoned = False
         self._gtm = gtm
         return self
 
     def _secret(self) -> dict:
         """eta_1's drawn bits as stored (fixed width)."""
         return {"eta1_bits": self._gtm.secret_eta1_bits()}
-
-    @staticmethod
-    def _paths(path, key_path) -> tuple[Path, Path, Path]:
-        if not isinstance(path, (str, os.PathLike)) or str(path) in ("", ".") or "\x00" in str(path):
-            raise StateError(f"state path must be a non-empty file path, got {path!r}")
-        # links are resolved once, here: the lock, every write and the temporary files all use the
-        # real file, so two names (a symlink and its target) are one deployment, and a write
-        # never replaces a symlink by a regular file (which would leave the old state behind)
-        p = Path(os.path.realpath(path))
-        k = Path(str(p) + ".key") if key_path is None else key_path
-        if not isinstance(k, (str, os.PathLike)) or str(k) in ("", ".") or "\x00" in str(k):
-            raise StateError(f"key path must be a non-empty file path, got {key_path!r}")
-        k = Path(os.path.realpath(k))
-        if os.path.abspath(k) == os.path.abspath(p):
-            raise StateError("the key file must be a different file from the state file")
-        return p, k, Path(str(p) + ".lock")
-
-    @staticmethod
-    def _lock(lock_path: Path) -> int:
-        parent = lock_path.parent
-        if not parent.is_dir():
-            raise StateError(f"state directory does not exist: {str(parent)!r}")
-        try:
-            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-        except OSError as exc:
-            raise StateError(f"cannot create lock file {str(lock_path)!r}: {exc.strerror}") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            os.close(fd)
-            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise StateError(
-                    f"deployment {str(lock_path)[:-5]!r} is in use by another process or handle"
-                ) from None
-            raise StateError(f"cannot lock {str(lock_path)!r}: {exc.strerror}") from None
-        return fd
-
-    @staticmethod
-    def _lock_key(key_path: Path) -> int:
-        """flock the key file too: it is written once and never replaced or renamed, so deleting
-        or recreating ``STATE.lock`` while a deployment is open cannot let a second process in."""
-        try:
-            fd = os.open(key_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-        except FileNotFoundError:
-            raise StateError(f"key file not found: {str(key_path)!r}") from None
-        except OSError as exc:
-            raise StateError(f"cannot open key file {str(key_path)!r}: {exc.strerror}") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            os.close(fd)
-            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise StateError(
-                    f"the deployment of key file {str(key_path)!r} is in use by another process or handle"
-                ) from None
-            raise StateError(f"cannot lock {str(key_path)!r}: {exc.strerror}") from None
-        return fd
 
     @staticmethod
     def _rng_for(rng, seed) -> tuple[BitSource, bool]:
@@ -145,20 +92,25 @@ class Deployment:
 
     @classmethod
     def create(cls, path, config: GTMConfig, *, key_path=None, rng: np.random.Generator | None = None,
-               seed: int | None = None) -> "Deployment":
+               seed: int | None = None, certificate: dict | None = None) -> "Deployment":
         """Create a new deployment at ``path``: plan it, draw eta_1 once, write the state.
 
         Refuses (:class:`StateError`) if a state or key file already exists there. Without
-        ``rng``/``seed`` the generator is seeded from the operating system.
+        ``rng``/``seed`` the generator is seeded from the operating system. ``certificate`` is
+        the record (:func:`.state.certificate_record`) of the signed certificate the deployment
+        is released under; it must vouch for exactly ``config`` and is part of the first (and
+        only) state write, so the state exists certified or not at all.
         """
         if not isinstance(config, GTMConfig):
             raise InvalidParameter(f"config must be a GTMConfig, got {type(config).__name__}")
-        path, key_path, lock_path = cls._paths(path, key_path)
+        if certificate is not None:
+            check_certificate_record(certificate, config.digest(), "(new)")
+        path, key_path, lock_path = resolve_state_paths(path, key_path)
         rng, seeded = cls._rng_for(rng, seed)
         plan = make_plan(config)  # refuses an unplannable configuration before touching disk
         if not key_path.parent.is_dir():
             raise StateError(f"key directory does not exist: {str(key_path.parent)!r}")
-        lock_fd = cls._lock(lock_path)
+        lock_fd = lock_state(lock_path)
         try:
             if os.path.lexists(path):
                 raise StateError(f"a deployment state already exists at {str(path)!r}; open it instead")
@@ -194,20 +146,25 @@ class Deployment:
                 "updated_utc": now,
                 "gtm_version": __version__,
             }
-            key = _secrets.token_bytes(32)
+            if certificate is not None:
+                body[CERTIFICATE_FIELD] = dict(certificate)
+            key_written = False
             try:
-                write_private_atomic(key_path, (KEY_HEADER + key.hex() + "\n").encode("ascii"), exclusive=True)
+                key = create_key_file(key_path)
+                key_written = True
                 fault_point("create:key_written")
                 write_private_atomic(path, seal(body, key), exclusive=True)
-            except StateError:
-                raise
-            except OSError as exc:
-                if not os.path.lexists(path):
+            except BaseException as exc:
+                # the state was not published: remove the key written for it, so a refused or
+                # interrupted create leaves nothing (only a killed process leaves the key behind)
+                if key_written and not os.path.lexists(path):
                     try:
                         os.unlink(key_path)
                     except OSError:
                         pass
-                raise StateError(f"cannot write deployment state {str(path)!r}: {exc.strerror}") from None
+                if isinstance(exc, OSError) and not isinstance(exc, StateError):
+                    raise StateError(f"cannot write deployment state {str(path)!r}: {exc.strerror}") from None
+                raise
             fault_point("create:state_written")
             dep = cls._new(path, key_path, key, body, config, plan, rng, lock_fd)
         except BaseException:
@@ -227,11 +184,11 @@ class Deployment:
         deployment into its terminal failed state (kind ``crashed_during_step``), durably,
         before this returns.
         """
-        path, key_path, lock_path = cls._paths(path, key_path)
+        path, key_path, lock_path = resolve_state_paths(path, key_path)
         if not os.path.lexists(path):
             raise StateError(f"no deployment state at {str(path)!r}")
         rng, seeded_now = cls._rng_for(rng, seed)
-        lock_fd = cls._lock(lock_path)
+        lock_fd = lock_state(lock_path)
         try:
             st = check_private_file(path, "state file")
             if st.st_size > MAX_STATE_BYTES:
@@ -385,41 +342,10 @@ class Deployment:
         return self._body["evaluations_total"]
 
     def status_dict(self) -> dict:
-        """Everything public about the deployment (no eta_1, N_t, K_t or evaluation counts)."""
-        b = self._body
-        done = b["steps_done"]
-        horizon = self._config.stream.horizon
-        out = {
-            "state_file": str(self._path),
-            "deployment_id": b["deployment_id"],
-            "status": b["status"],
-            "steps_done": done,
-            "next_step": None if b["status"] != "running" or done >= horizon else done + 1,
-            "horizon": horizon,
-            "horizon_reached": b["status"] == "running" and done >= horizon,
-            "halted_at": b["halted_at"],
-            "failure": self.failure,
-            "transcript": [list(r) for r in b["transcript"]],
-            "config_sha256": b["config_sha256"],
-            "plan": dict(b["plan"]),
-            "privacy": self._plan.privacy_statement(),
-            "privacy_delta": self._plan.privacy_delta(),
-            "seeded": b["seeded"],
-            "note": NOT_FOR_DEPLOYMENT if b["seeded"] else None,
-            "generation": b["generation"],
-            "created_utc": b["created_utc"],
-            "updated_utc": b["updated_utc"],
-        }
-        if out["next_step"] is not None:
-            sp = uncached_step_plan(self._config, done + 1)
-            out["next_step_plan"] = {
-                "t": sp.t, "s": sp.s, "c": sp.c, "eps_t": sp.eps_t, "p_star": sp.p_star,
-                "evaluation_budget": sp.evaluation_budget,
-                "evaluation_budget_enforced": self._plan.enforced_budget(sp) is not None,
-                "budget_exceed_probability": sp.budget_exceed_probability,
-            }
-        # no "state_bytes": the file's size is a function of secrets (the evaluation total's digits)
-        return out
+        """Everything public about the deployment (no eta_1, N_t, K_t or evaluation counts):
+        :func:`.state.status_of` of the current body. No ``state_bytes``: the file's size is a
+        function of secrets (the evaluation total's digits)."""
+        return status_of(self._path, self._body, self._config, self._plan)
 
     def __repr__(self) -> str:
         note = f", {NOT_FOR_DEPLOYMENT}" if self._body["seeded"] else ""
@@ -432,7 +358,8 @@ class Deployment:
         raise TypeError("a Deployment cannot be pickled (it holds a secret and a lock)")
 
     # -- the step protocol -----------------------------------------------------------------------
-    def step(self, mechanism: Callable, data: Any = None, *, time_limit: float | None = None) -> bool:
+    def step(self, mechanism: Callable, data: Any = None, *, time_limit: float | None = None,
+             before_write_ahead: Callable[[], None] | None = None) -> bool:
         """Run step t = ``next_step`` on mechanism M_t (an eps_t-DP map data -> +1/-1).
 
         Returns True if the GTM halted at this step. The outcome is durable before it is
@@ -440,6 +367,10 @@ class Deployment:
         :class:`MechanismError` / :class:`EvaluationBudgetExceeded`. ``time_limit`` bounds the
         mechanism's evaluations in seconds (None: no limit). A :class:`CommandMechanism` that
         cannot be started is an :class:`InvalidParameter` with the deployment unchanged.
+        ``before_write_ahead`` (e.g. an external generation log's reservation) is called after
+        the draw, right before the write-ahead record; if it raises, the step is abandoned with
+        nothing written and no output read (the draw never met the data) and this handle must be
+        reopened.
         """
         time_limit = check_time_limit(time_limit)
         self._check_can_step()
@@ -454,6 +385,12 @@ class Deployment:
         stop = start_mechanism(mechanism)
         try:
             pending = self._begin(t, sp, arguments)
+            if before_write_ahead is not None:
+                try:
+                    before_write_ahead()
+                except BaseException:
+                    self._abandoned = True  # the GTM holds a pending draw: reopen to resume
+                    raise
             # write-ahead record (with eta_1's bits), durable before any output of the mechanism is read
             self._write({**b, "pending_step": t, "secret": self._secret()})
             b = self._body
@@ -533,6 +470,8 @@ class Deployment:
             raise StateError("the deployment is closed")
         if self._broken:
             raise StateError("a state write failed earlier; reopen the deployment")
+        if self._abandoned:
+            raise StateError("a step was abandoned before its write-ahead record; reopen the deployment")
         b = self._body
         if b["status"] == "failed":
             f = b["failure"]

@@ -413,23 +413,6 @@ def certificate_of(body: dict) -> dict | None:
     return None if record is None else dict(record)
 
 
-def bind_certificate(path, key_path, record: dict) -> int:
-    """Add ``record`` to the authenticated body of a freshly created deployment (generation + 1);
-    the new generation. Call it only while the deployment is open (its lock held) and before any
-    step: it refuses a state that already carries a certificate or has stepped."""
-    path, key_path, _ = resolve_state_paths(path, key_path)
-    key = read_key(key_path)
-    body = read_sealed(path, key)
-    where = repr(str(path))
-    validate_body(body, where)
-    if body.get(CERTIFICATE_FIELD) is not None or body["steps_done"] or body["pending_step"] is not None:
-        raise StateError(f"state file {where}: a certificate is bound only at creation, before any step")
-    check_certificate_record(record, body["config_sha256"], where)
-    new = {**body, CERTIFICATE_FIELD: dict(record), "generation": body["generation"] + 1, "updated_utc": utc_now()}
-    write_private_atomic(path, seal(new, key), exclusive=False)
-    return new["generation"]
-
-
 def read_certificate(path, key_path=None) -> dict | None:
     """The certificate record of the deployment at ``path`` (authenticated), or None."""
     path, key_path, _ = resolve_state_paths(path, key_path)

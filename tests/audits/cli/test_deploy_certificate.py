@@ -177,3 +177,33 @@ def test_without_a_certificate_a_certifiable_configuration_deploys_uncertified(r
     r = invoke(["deploy", "status", str(state), "--json", str(tmp_path / "st.json")])
     assert "certificate: none (uncertified" in r.output
     assert json.loads((tmp_path / "st.json").read_text())["certificate"] is None
+
+
+@pytest.mark.parametrize("point, occurrence", [("create:key_written", 1), ("write:tmp_fsynced", 2),
+                                               ("write:renamed", 2)])
+def test_init_with_a_certificate_is_atomic(release, tmp_path, monkeypatch, point, occurrence):
+    """A fault injected between the key's and the state's write, or inside the state's write: the
+    deployment exists certified (the fault came after the state was published) or not at all; it
+    never exists uncertified (the certificate is part of the state's first and only write)."""
+    import errno
+
+    from gtm_core.deployment import state as S
+    from gtm_core.deployment.state import read_certificate
+
+    hits = []
+
+    def hook(name):
+        hits.append(name)
+        if name == point and hits.count(name) == occurrence:
+            raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(S, "fault_hook", hook)
+    state = tmp_path / "dep.state"
+    r = invoke(["deploy", "init", str(state), str(release["config"]), "--certificate", str(release["cert"]),
+                "--public-key", str(release["pub"])])
+    monkeypatch.setattr(S, "fault_hook", None)
+    if point == "write:renamed":
+        assert read_certificate(state)["certificate_sha256"] == release["doc"]["sha256"]
+        return
+    assert "Input/output error" in one_line_error(r)
+    assert sorted(os.listdir(tmp_path)) == ["dep.state.lock"]

@@ -681,3 +681,35 @@ def test_status_states_the_privacy_claim_of_each_policy(tmp_path):
     assert "approximate" in s["privacy"] and s["privacy_delta"] > 0
     assert s["next_step_plan"]["evaluation_budget_enforced"] is True
     capped.close()
+
+
+def test_before_write_ahead_runs_after_the_draw_and_before_the_record(tmp_path, monkeypatch):
+    """The callback (an external log's reservation) sees the draw done and the write-ahead record
+    not yet written; if it raises, nothing is written, the mechanism is never called, and the
+    handle must be reopened (the reopened deployment steps normally)."""
+    p = tmp_path / "s"
+    Deployment.create(p, config(), seed=1).close()
+    points = []
+    monkeypatch.setattr(S, "fault_hook", points.append)
+    calls = []
+
+    def mechanism(data=None):
+        calls.append(1)
+        return -1
+
+    def refuse():
+        assert "step:noise_drawn" in points and "step:pending_written" not in points
+        assert S.read_state_body_unchecked(p)["pending_step"] is None
+        raise StateError("log unavailable")
+
+    before = p.read_bytes()
+    with Deployment.open(p) as dep:
+        with pytest.raises(StateError, match="log unavailable"):
+            dep.step(mechanism, before_write_ahead=refuse)
+        assert p.read_bytes() == before and not calls and dep.status == "running"
+        with pytest.raises(StateError, match="reopen"):
+            dep.step(mechanism)
+    seen = []
+    with Deployment.open(p) as dep:
+        dep.step(mechanism, before_write_ahead=lambda: seen.append(S.read_state_body_unchecked(p)["generation"]))
+        assert dep.steps_done == 1 and seen == [1] and calls

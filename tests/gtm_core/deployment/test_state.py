@@ -4,6 +4,8 @@ does not depend on the secret."""
 import os
 from pathlib import Path
 
+import pytest
+
 from gtm_core import GTMConfig
 from gtm_core.deployment import Deployment
 from gtm_core.deployment import state as S
@@ -71,22 +73,63 @@ def test_a_state_without_a_certificate_opens_as_uncertified(tmp_path):
     assert S.read_certificate(p) is None
 
 
-def test_bind_certificate_is_authenticated_kept_and_only_at_creation(tmp_path):
+def test_a_certificate_is_bound_in_the_first_write_authenticated_and_kept(tmp_path):
     import pytest
     from gtm_core.errors import StateError
     from gtm_core.reference import BernoulliMechanism, default_rng
 
     p = tmp_path / "s"
-    with Deployment.create(p, CONFIG, seed=1) as dep:
-        with pytest.raises(StateError, match="another configuration"):
-            S.bind_certificate(p, None, _record("c" * 64))
-        assert S.bind_certificate(p, None, _record(CONFIG.digest())) == 2
-        with pytest.raises(StateError, match="only at creation"):
-            S.bind_certificate(p, None, _record(CONFIG.digest()))
+    with pytest.raises(StateError, match="another configuration"):
+        Deployment.create(p, CONFIG, seed=1, certificate=_record("c" * 64))
+    assert sorted(os.listdir(tmp_path)) in ([], ["s.lock"])  # refused before anything was written
+    with Deployment.create(p, CONFIG, seed=1, certificate=_record(CONFIG.digest())) as dep:
+        assert dep.generation == 1  # one write: the state never existed uncertified
+    assert S.read_state_body_unchecked(p)["certificate"] == _record(CONFIG.digest())
     with Deployment.open(p) as dep:
-        assert dep.generation == 2
         dep.step(BernoulliMechanism(0.0, default_rng(1)[0]))
     assert S.read_certificate(p) == _record(CONFIG.digest())  # kept by the step's writes
+
+
+# (point, occurrence, exception): the key file's write comes first, the state's second
+CREATE_FAULTS = [("create:key_written", 1, "injected"), ("write:tmp_written", 2, "injected"),
+                 ("write:tmp_fsynced", 2, "injected"), ("write:tmp_fsynced", 2, "ENOSPC"),
+                 ("write:renamed", 2, "injected"), ("write:tmp_written", 1, "ENOSPC")]
+
+
+@pytest.mark.parametrize("point,occurrence,kind", CREATE_FAULTS)
+def test_a_fault_in_the_creating_write_leaves_the_certified_state_or_nothing(tmp_path, monkeypatch, point,
+                                                                             occurrence, kind):
+    """A certified create interrupted anywhere in its writes (an exception, not a kill): either
+    the certified state exists (the fault came after it was published) or nothing does."""
+    import errno
+
+    from gtm_core.errors import StateError
+
+    class Injected(Exception):
+        pass
+
+    hits = []
+
+    def hook(name):
+        hits.append(name)
+        if name == point and hits.count(name) == occurrence:
+            raise Injected(name) if kind == "injected" else OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(S, "fault_hook", hook)
+    p = tmp_path / "s"
+    with pytest.raises(Injected if kind == "injected" else StateError):
+        Deployment.create(p, CONFIG, seed=1, certificate=_record(CONFIG.digest()))
+    assert hits.count(point) == occurrence
+    monkeypatch.setattr(S, "fault_hook", None)
+    names = sorted(os.listdir(tmp_path))
+    if point == "write:renamed":  # the state was published before the fault: it is certified
+        assert names == ["s", "s.key", "s.lock"], names
+        assert S.read_certificate(p) == _record(CONFIG.digest())
+        return
+    assert names == ["s.lock"], names
+    with Deployment.create(p, CONFIG, seed=1, certificate=_record(CONFIG.digest())) as dep:
+        assert dep.generation == 1
+    assert S.read_certificate(p) == _record(CONFIG.digest())
 
 
 def test_a_certificate_record_for_another_configuration_is_inconsistent():
