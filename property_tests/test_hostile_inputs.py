@@ -48,7 +48,7 @@ from gtm_core import numeric, validation
 from gtm_core import reference as R
 from gtm_core import simulator as S
 from gtm_core.deployment import CommandMechanism, Deployment, check_time_limit
-from gtm_core.errors import GTMError
+from gtm_core.errors import GTMError, MechanismError
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES: collections.Counter = collections.Counter()

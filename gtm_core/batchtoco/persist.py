@@ -37,7 +37,6 @@ authenticated after the fact.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import secrets
@@ -56,6 +55,7 @@ from ..deployment.state import (
     write_private_atomic,
 )
 from ..errors import StateError
+from ..inputs import parse_json
 from ..validation import is_integer
 
 STATE_FORMAT = "gtm-batchtoco-state"
@@ -193,7 +193,7 @@ def _is_version_2(path: Path) -> bool:
     try:
         if os.stat(path).st_size > MAX_STATE_BYTES:
             return False
-        doc = json.loads(Path(path).read_bytes())
-    except (OSError, ValueError, RecursionError):
+        doc = parse_json(Path(path).read_bytes(), what="state file", error=StateError)
+    except (OSError, StateError):
         return False
     return isinstance(doc, dict) and doc.get("format") == STATE_FORMAT and doc.get("version") == 2

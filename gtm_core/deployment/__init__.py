@@ -89,8 +89,8 @@ A step that ends in 1 or 2 kills the started command unread; a Python callable i
 A crash (SIGKILL, power loss) is handled on the next :meth:`Deployment.open`:
 
 * before 2 is durable: the old state is intact, no output of the mechanism was read (a started
-  command dies with its process group), nothing was released; step t runs again later with fresh eta_{2,t}, N_t. Discarding noise that never met
-  the data costs no privacy.
+  command dies with its process group), nothing was released; step t runs again later with fresh
+  eta_{2,t}, N_t. Discarding noise that never met the data costs no privacy.
 * after 2 and before 4 is durable: the state says ``pending_step = t``. The mechanism may have
   been evaluated (we cannot know how far it got), so the deployment enters its terminal
   *failed* state (kind ``crashed_during_step``) and step t is never run again.

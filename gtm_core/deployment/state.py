@@ -23,8 +23,10 @@ from ..config import GTMConfig
 from ..errors import GTMError, InvalidParameter, StateError
 from ..exact_sampling import LazyUniform, SystemBits
 from ..files import TEMPORARY_SUFFIX, write_atomic
+from ..inputs import parse_json
 from ..planners import Plan, make_plan, uncached_step_plan
 from ..reference import NOT_FOR_DEPLOYMENT
+from ..validation import is_integer
 
 
 STATE_FORMAT = "gtm-deployment-state"
@@ -179,8 +181,8 @@ def open_envelope(data: bytes | str, where: str, *, fmt: str, version: int, kind
     version and the SHA-256 of its canonical body; returns (envelope, body, canonical body bytes).
     StateError naming the file ``where`` (and what it should be, ``kind``) otherwise."""
     try:
-        doc = json.loads(data.decode("utf-8") if isinstance(data, bytes) else data)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        doc = parse_json(data, what=f"state file {where}", error=StateError)
+    except StateError:
         raise StateError(f"state file {where} is corrupted (not a JSON document)") from None
     if not isinstance(doc, dict) or doc.get("format") != fmt:
         raise StateError(f"state file {where} is not a {kind}")
@@ -226,7 +228,7 @@ def validate_body(body: dict, where: str) -> None:
         raise StateError(f"state file {where} is inconsistent: {what}")
 
     def is_int(v):
-        return isinstance(v, int) and not isinstance(v, bool)
+        return is_integer(v)
 
     required = {
         "deployment_id": str, "config": dict, "config_sha256": str, "plan": dict, "secret": dict, "seeded": bool,
@@ -393,14 +395,19 @@ def certificate_record(*, certificate_sha256: str, config_sha256: str, horizon: 
     return record
 
 
+def is_certificate_record(record) -> bool:
+    """The shape of a certificate record: its keys, three lowercase hex SHA-256 digests, a positive
+    integer horizon and the verdict ``certified``."""
+    hexdigest = re.compile(r"[0-9a-f]{64}")
+    return (isinstance(record, dict) and set(record) == CERTIFICATE_RECORD_KEYS
+            and all(isinstance(record[k], str) and hexdigest.fullmatch(record[k]) is not None
+                    for k in ("certificate_sha256", "config_sha256", "key_id"))
+            and is_integer(record["horizon"]) and record["horizon"] >= 1 and record["verdict"] == "certified")
+
+
 def check_certificate_record(record, config_sha256: str, where: str) -> None:
     """A certificate record is well formed and vouches for exactly ``config_sha256``."""
-    hexdigest = re.compile(r"[0-9a-f]{64}")
-    if (not isinstance(record, dict) or set(record) != CERTIFICATE_RECORD_KEYS
-            or not all(isinstance(record[k], str) and hexdigest.fullmatch(record[k])
-                       for k in ("certificate_sha256", "config_sha256", "key_id"))
-            or not isinstance(record["horizon"], int) or isinstance(record["horizon"], bool)
-            or record["horizon"] < 1 or record["verdict"] != "certified"):
+    if not is_certificate_record(record):
         raise StateError(f"state file {where} is inconsistent: malformed certificate record")
     if record["config_sha256"] != config_sha256:
         raise StateError(f"state file {where} is inconsistent: its certificate vouches for another configuration")
