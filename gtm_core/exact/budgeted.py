@@ -173,7 +173,8 @@ class BudgetCorrection:
             if self.noiseless or self.r_zero:
                 self.panels = None
                 return
-            self.sigma = 1 / (self.eps * to_arb(model.tau2))
+        with working_precision(bits + GUARD_BITS):  # the window integrand's constant, at its precision
+            self.sigma = 1 / (to_arb(model.eps) * to_arb(model.tau2))
         self._build_window(rel_tol)
 
     def _build_window(self, rel_tol: float) -> None:
