@@ -111,3 +111,80 @@ def privacy_ratios(plan, p, p_prime, *, dps: int = 25, certified: bool = False) 
                     lr_val, lr_err, ok = mpmath.mpf("nan"), mpmath.inf, False
             rows.append(PrivacyRow(kind, t, A, B, lr_val, lr_err, bound, ok))
     return PrivacyReport(rows=tuple(rows), dist=d1, dist_prime=d2)
+
+
+# ---------------------------------------------------------------------------
+# approximate DP: the hockey-stick divergence over the run's finite outcomes
+# ---------------------------------------------------------------------------
+
+
+def hockey_stick_delta(dist: TranscriptDistribution, dist_prime: TranscriptDistribution,
+                       eps: float) -> tuple[mpmath.mpf, mpmath.mpf]:
+    """delta_eps(P || P') = sum_o max(0, P(o) - e^eps P'(o)) over every outcome of the run (halted at t,
+    refused at t, continued through T: :meth:`TranscriptDistribution.outcomes`), and an upper bound on
+    its error (max(0, .) is 1-Lipschitz: the sum of P(o)'s error and e^eps times P'(o)'s). The mechanism
+    is (eps, delta)-DP on this pair in this direction iff delta_eps <= delta."""
+    a, b = dist.outcomes(), dist_prime.outcomes()
+    with mpmath.workdps(max(dist.dps, dist_prime.dps) + 10):
+        E = mpmath.exp(mpmath.mpf(eps))
+        total, err = mpmath.mpf(0), mpmath.mpf(0)
+        for o, P in a.items():
+            Q = b[o]
+            total += max(mpmath.mpf(0), P.value - E * Q.value)
+            err += P.error + E * Q.error
+    return +total, +err
+
+
+@dataclass(frozen=True)
+class ApproximateDPCheck:
+    """The (eps, delta) claim of a plan checked on one neighbouring pair with the exact law, both directions.
+
+    ``delta``: max of delta_eps(P || P') and delta_eps(P' || P) at the plan's eps; ``delta_error``: its
+    error bound; ``delta_claimed``: :meth:`gtm_core.planners.Plan.privacy_delta`; ``pure_loss``: the
+    largest |ln(P(o) / P'(o))| over the outcomes (the pure-DP loss of the pair; infinite if one side is 0)."""
+
+    eps: float
+    delta: mpmath.mpf
+    delta_error: mpmath.mpf
+    delta_claimed: float
+    direction: str  # "p||p'" or "p'||p"
+    pure_loss: mpmath.mpf
+    pure_loss_outcome: int
+    dist: TranscriptDistribution
+    dist_prime: TranscriptDistribution
+
+    @property
+    def ok(self) -> bool:
+        """The claim holds on this pair: delta found + its error bound <= delta claimed."""
+        return bool(self.delta + self.delta_error <= self.delta_claimed)
+
+
+def approximate_dp_check(plan, p, p_prime, *, dps: int = 20, eps: float | None = None) -> ApproximateDPCheck:
+    """Check the plan's (eps, delta) claim (eps = its worst claimed loss unless given) on the neighbouring
+    pair (p, p') with the exact law of the deployed mechanism (refusals included)."""
+    if len(p) != len(p_prime):
+        raise NotNeighbouring(f"p and p_prime must have the same length, got {len(p)} and {len(p_prime)}")
+    check_neighbouring(p, p_prime, [plan.step(t).eps_t for t in range(1, len(p) + 1)])
+    e = float(plan.worst_claimed_loss()) if eps is None else float(eps)
+    d1 = transcript_distribution(plan, p, dps=dps)
+    d2 = transcript_distribution(plan, p_prime, dps=dps)
+    fwd, fwd_err = hockey_stick_delta(d1, d2, e)
+    bwd, bwd_err = hockey_stick_delta(d2, d1, e)
+    delta, err, direction = (fwd, fwd_err, "p||p'") if fwd + fwd_err >= bwd + bwd_err else (bwd, bwd_err, "p'||p")
+    loss, where = pure_loss(d1, d2)
+    claimed = float(plan.privacy_delta()) if hasattr(plan, "privacy_delta") else 0.0
+    return ApproximateDPCheck(e, delta, err, claimed, direction, loss, where, d1, d2)
+
+
+def pure_loss(dist: TranscriptDistribution, dist_prime: TranscriptDistribution) -> tuple[mpmath.mpf, int]:
+    """max over outcomes o of |ln(P(o) / P'(o))| and the outcome code attaining it (0/0 skipped)."""
+    a, b = dist.outcomes(), dist_prime.outcomes()
+    best, where = mpmath.mpf(0), 0
+    for o, P in a.items():
+        Q = b[o]
+        if P.value <= 0 and Q.value <= 0:
+            continue
+        v = mpmath.inf if P.value <= 0 or Q.value <= 0 else abs(mpmath.log(P.value) - mpmath.log(Q.value))
+        if v > best:
+            best, where = v, o
+    return best, where

@@ -27,18 +27,21 @@ def _gl_nodes(n: int, bits: int) -> list[tuple[arb, arb]]:
 
 
 class Integrand:
-    """All 2T integrands (halt_1, cont_1, ..., halt_T, cont_T) at one node."""
+    """All integrands at one node: per step (halt_i, cont_i), and under an enforced evaluation budget
+    (steps with ``width == 3``) also refused_i: (halt_i, cont_i, refused_i)."""
 
-    def __init__(self, evals: list[StepEval], tau1: arb, bits: int):
+    def __init__(self, evals: list, tau1: arb, bits: int):
         self.evals = evals
         self.tau1 = tau1
         self.bits = bits
         self.count = 0
         self.floor: list[arb] | None = None  # per-step skip thresholds
+        self.width = max(getattr(ev, "width", 2) for ev in evals)
 
     def __call__(self, x: arb) -> list[arb]:
         self.count += 1
         T = len(self.evals)
+        w = self.width
         out: list[arb] = []
         with working_precision(self.bits):
             P = (-x / self.tau1).exp() / self.tau1
@@ -46,12 +49,18 @@ class Integrand:
                 if self.floor is not None and P < self.floor[i]:
                     # everything later is in [0, P]: negligible, add it as a radius
                     pad = arb(0, P.upper())
-                    out.extend([pad] * (2 * (T - i)))
+                    out.extend([pad] * (w * (T - i)))
                     return out
-                cont, halt = ev.probs(x)
-                out.append(P * halt)
+                if w == 2:
+                    cont, halt = ev.probs(x)
+                    out.append(P * halt)
+                    P = P * cont
+                    out.append(P)
+                    continue
+                cont, halt, refused = ev.probs(x)
+                halted, stopped = P * halt, P * refused
                 P = P * cont
-                out.append(P)
+                out.extend([halted, P, stopped])
         return out
 
 
@@ -115,7 +124,7 @@ def _legendre_tail_rows(n: int, bits: int) -> list[list[arb]]:
     return _GL_CACHE[key]
 
 
-def _gl_panel_with_error(f: Integrand, lo: arb, hi: arb, n: int, bits: int) -> tuple[list[arb], list[float]]:
+def gl_panel_with_error(f, lo: arb, hi: arb, n: int, bits: int) -> tuple[list[arb], list[float]]:
     """n-point Gauss-Legendre integrals of every component on [lo, hi] and an error estimate
     from the decay of the interpolant's Legendre coefficients (no extra evaluations).
 
@@ -174,11 +183,11 @@ def integrate_estimated(f, edges, n, bits, rel_tol, max_panels, tau1):
     def run(todo, m_nodes):
         nonlocal est
         while todo:
-            vals = [(lo, hi, *_gl_panel_with_error(f, lo, hi, m_nodes, bits)) for lo, hi in todo]
+            vals = [(lo, hi, *gl_panel_with_error(f, lo, hi, m_nodes, bits)) for lo, hi in todo]
             if est is None:
                 est = [sum(_mag(v[2][j]) for v in vals) for j in range(len(vals[0][2]))]
                 # skip steps whose running product is negligible for every later component
-                f.floor = _skip_floors(est, bits)
+                f.floor = _skip_floors(est, bits, f.width)
             nxt = []
             for lo, hi, integrals, errs in vals:
                 ok = all(e <= tol * s / 4 for e, s in zip(errs, est))
@@ -202,19 +211,44 @@ def integrate_estimated(f, edges, n, bits, rel_tol, max_panels, tau1):
     return done, core + tail
 
 
-def _skip_floors(est: list[float], bits: int) -> list[arb]:
+def _skip_floors(est: list[float], bits: int, width: int = 2) -> list[arb]:
     """floor[i]: a running product below it is negligible for all components >= step i."""
-    T = len(est) // 2
+    T = len(est) // width
     floors = []
     running = math.inf
     mins = [0.0] * T
     for i in range(T - 1, -1, -1):
-        running = min(running, est[2 * i], est[2 * i + 1])
+        running = min([running] + [est[width * i + j] for j in range(width)])
         mins[i] = running
     for i in range(T):
         v = mins[i] * 2.0 ** (-(bits + 16))
         floors.append(arb(v) if v > 0 and math.isfinite(v) else arb(0))
     return floors
+
+
+def integrate_panels(f, edges: list[float], n: int, bits: int, rel_tol: float,
+                     max_panels: int) -> list[tuple[float, float, arb]]:
+    """Adaptive Gauss-Legendre on [edges[0], edges[-1]] for a one-component integrand ``f(u) -> [arb]``:
+    each panel is accepted when the coefficient-decay estimate of :func:`gl_panel_with_error` is below a
+    quarter of ``rel_tol`` times the first pass's total, else halved. Returns the accepted panels
+    ``(lo, hi, integral + [0, estimate])`` in order of ``lo``."""
+    todo = [(a, b) for a, b in zip(edges[:-1], edges[1:]) if b > a]
+    done: list[tuple[float, float, arb]] = []
+    est: float | None = None
+    while todo:
+        vals = [(a, b, *gl_panel_with_error(f, arb(a), arb(b), n, bits)) for a, b in todo]
+        if est is None:
+            est = sum(_mag(v[2][0]) for v in vals)
+        nxt = []
+        for a, b, ints, errs in vals:
+            if errs[0] <= rel_tol * est / 4 or len(done) + len(nxt) > max_panels or b - a < 1e-14 * max(1.0, abs(a)):
+                with working_precision(bits):
+                    done.append((a, b, ints[0] + arb(0, errs[0])))
+            else:
+                m = (a + b) / 2
+                nxt.extend([(a, m), (m, b)])
+        todo = nxt
+    return sorted(done, key=lambda d: d[0])
 
 
 # ---------------------------------------------------------------------------
@@ -315,7 +349,7 @@ def integrate_certified(f, evals, tau1, edges, n, bits, rel_tol, max_panels):
         if est is None:
             m = len(vals[0][2])
             est = [sum(_mag(v[2][j]) for v in vals) for j in range(m)]
-            f.floor = _skip_floors(est, bits)
+            f.floor = _skip_floors(est, bits, f.width)
         m = len(est)
         for a, b, pv in vals:
             best = None

@@ -41,8 +41,9 @@ class Probability:
 class TranscriptDistribution:
     """Probabilities of every transcript of a run of length T.
 
-    ``halt[t-1]`` = Pr[halt exactly at t]; ``cont[t-1]`` = Pr[continue through t].
-    The distribution of the run is (halt[0..T-1], cont[T-1]), which sums to 1.
+    ``halt[t-1]`` = Pr[halt exactly at t]; ``cont[t-1]`` = Pr[continue through t]; under an enforced
+    evaluation budget ``refused[t-1]`` = Pr[step t refused: the run ends failed at t] (empty without one).
+    The distribution of the run is (halt[0..T-1], refused[0..T-1], cont[T-1]), which sums to 1.
     """
 
     T: int
@@ -52,9 +53,23 @@ class TranscriptDistribution:
     certified: bool
     nodes: int
     seconds: float
+    refused: tuple[Probability, ...] = ()
+
+    @property
+    def budgeted(self) -> bool:
+        """True when the law is that of a run that refuses over-budget steps."""
+        return bool(self.refused)
+
+    def outcomes(self) -> dict[int, Probability]:
+        """Every outcome of the run by the target protocol's code (docs/protocol.md): t = halted at t,
+        0 = continued through T, -t = refused at t (only under an enforced budget)."""
+        out = {0: self.cont[-1]}
+        out.update({t: h for t, h in enumerate(self.halt, start=1)})
+        out.update({-t: r for t, r in enumerate(self.refused, start=1)})
+        return out
 
     def total(self) -> Probability:
-        balls = [h.ball for h in self.halt] + [self.cont[-1].ball]
+        balls = [h.ball for h in self.halt] + [r.ball for r in self.refused] + [self.cont[-1].ball]
         with working_precision(bits_for_dps(self.dps) + 20):
             tot = sum(balls[1:], balls[0])
         return probability_from_ball(tot, self.dps)
@@ -67,7 +82,7 @@ class TranscriptDistribution:
         return min(p.significant_digits() for p in self.halt + self.cont)
 
     def to_dict(self) -> dict:
-        return {
+        d = {
             "T": self.T,
             "dps": self.dps,
             "certified": self.certified,
@@ -78,6 +93,10 @@ class TranscriptDistribution:
             "cont": [mpmath.nstr(c.value, self.dps) for c in self.cont],
             "cont_error": [mpmath.nstr(c.error, 3) for c in self.cont],
         }
+        if self.refused:
+            d["refused"] = [mpmath.nstr(r.value, self.dps) for r in self.refused]
+            d["refused_error"] = [mpmath.nstr(r.error, 3) for r in self.refused]
+        return d
 
 
 def probability_from_ball(ball: arb, dps: int) -> Probability:

@@ -36,6 +36,8 @@ class StepModel:
     """One step as the exact engine sees it (exact binary values of the plan's floats).
 
     ``r`` is the success probability the GTM's count uses: p for s=+1, 1-p for s=-1.
+    ``budget`` is the evaluation budget the deployed run enforces at this step
+    (:meth:`gtm_core.planners.Plan.enforced_budget`; None: Algorithm 1, no cap).
     """
 
     t: int
@@ -45,6 +47,7 @@ class StepModel:
     eps: Any
     tau2: Any
     r: Any
+    budget: int | None = None
 
     @property
     def noiseless(self) -> bool:
@@ -189,8 +192,15 @@ def _poisson_pair(s: int, c: int, m: arb, bits: int) -> tuple[arb, arb]:
     return (F, notF) if s == 1 else (notF, F)
 
 
+def enforced_budget(plan, sp) -> int | None:
+    """The budget the deployed run enforces at step ``sp.t``: the plan's policy
+    (:meth:`gtm_core.planners.Plan.enforced_budget`); None for plans without one."""
+    policy = getattr(plan, "enforced_budget", None)
+    return None if policy is None else policy(sp)
+
+
 def step_models(plan, p: Sequence[Any]) -> list[StepModel]:
-    """The engine's view of steps 1..len(p) of a plan for the stream p."""
+    """The engine's view of steps 1..len(p) of a plan for the stream p (budget policy included)."""
     ps = probabilities_as_arb("p", p)
     models = []
     for t, pt in enumerate(ps, start=1):
@@ -200,7 +210,8 @@ def step_models(plan, p: Sequence[Any]) -> list[StepModel]:
             # purification (Lemma 24 (13)): the GTM is fed p~ = (1 - 2 phi) p + phi
             q = purification_map(pt, to_arb(sp.phi))
         r = q if sp.s == 1 else 1 - q
-        models.append(StepModel(t=t, s=sp.s, c=int(sp.c), rho=sp.rho, eps=sp.eps_t, tau2=sp.tau2, r=r))
+        models.append(StepModel(t=t, s=sp.s, c=int(sp.c), rho=sp.rho, eps=sp.eps_t, tau2=sp.tau2, r=r,
+                                budget=enforced_budget(plan, sp)))
     return models
 
 

@@ -9,8 +9,9 @@ from typing import Any, Sequence
 import mpmath
 from flint import arb
 
-from ..errors import InvalidParameter
+from ..errors import InvalidParameter, UnsupportedConfiguration
 from .arb import bits_for_dps, to_arb, working_precision
+from .budgeted import TOLERANCE_EXTRA_BITS, BudgetedStepEval
 from .quadrature import Integrand, initial_edges, integrate_certified, integrate_estimated
 from .results import TranscriptDistribution, probability_from_ball
 from .step import StepEval, step_models
@@ -26,6 +27,11 @@ def transcript_distribution(
     max_panels: int = 4000,
 ) -> TranscriptDistribution:
     """Exact probabilities of all 2T transcripts for the stream p (length T <= horizon).
+
+    The law is that of the mechanism the plan deploys: under an enforced evaluation budget
+    (:meth:`gtm_core.planners.Plan.enforced_budget`, the ``"refuse"`` policy) every step also has the
+    outcome "refused at t" (the run's terminal failed state), and the distribution carries the T
+    refusal probabilities (:mod:`.budgeted`); under ``"none"`` it is Algorithm 1's 2T transcripts.
 
     ``dps``: target significant digits for every transcript probability.
     ``certified``: rigorous enclosures (Gauss-Legendre remainder bounds on
@@ -43,13 +49,24 @@ def transcript_distribution(
         models = step_models(plan, p)
         tau1 = to_arb(plan.tau1)
         mu1 = to_arb(plan.mu1)
-        evals = [StepEval(m, mu1, bits) for m in models]
+    budgeted = any(m.budget is not None for m in models)
+    if budgeted and certified:
+        raise UnsupportedConfiguration(
+            "certified=True is not available under an enforced evaluation budget (evaluation_budget = "
+            "\"refuse\"): the refusal correction's integral carries an estimated error bound")
+    inner = (nodes_per_panel or max(16, int(dps * 1.6)), max(2.0 ** -(bits + TOLERANCE_EXTRA_BITS), 1e-300))
+    with working_precision(bits):
+        evals = [BudgetedStepEval(m, mu1, bits, *inner) if m.budget is not None else StepEval(m, mu1, bits)
+                 for m in models]
     f = Integrand(evals, tau1, bits)
+    w = f.width
     rel_tol = mpmath.mpf(10) ** (-dps)
 
     # the last node X: beyond it the tail is bounded rigorously (and must be negligible)
     tau1f, mu1f = float(plan.tau1), float(plan.mu1)
     trans = [ev.transition_x() for ev in evals]
+    if budgeted:
+        trans += [ev.budget_transition_x() for ev in evals if isinstance(ev, BudgetedStepEval)]
     trans = sorted({round(x, 1) for x in trans if x is not None and x > 0})
     X = max([mu1f] + trans) + tau1f * (dps + 8) * math.log(10)
     edges = initial_edges(trans, mu1f, tau1f, X)
@@ -61,21 +78,26 @@ def transcript_distribution(
         n = nodes_per_panel or max(16, int(dps * 1.6))
         panels, edges = integrate_estimated(f, edges, n, bits, rel_tol, max_panels, tau1f)
     with working_precision(bits + 20):
-        totals = [sum((pv[j] for pv in panels), arb(0)) for j in range(2 * T)]
+        totals = [sum((pv[j] for pv in panels), arb(0)) for j in range(w * T)]
         # rigorous tail on [X, inf)
         Xa = arb(edges[-1])
         eX = (-Xa / tau1).exp()
         Pc = arb(1)
         for i, ev in enumerate(evals):
-            cont, halt = ev.probs(Xa)
-            # halt_t tail in [0, (1 - h_t(X)) e^{-X/tau1}]; cont_t tail in [prod h(X) e^{-X/tau1}, e^{-X/tau1}]
-            totals[2 * i] += arb(0, (halt * eX).upper())
-            Pc = Pc * cont
-            lo_c = (Pc * eX).lower()
-            hi_c = eX.upper()
-            totals[2 * i + 1] += (lo_c + hi_c) / 2 + arb(0, ((hi_c - lo_c) / 2).upper())
-    halts = tuple(probability_from_ball(totals[2 * i], dps) for i in range(T))
-    conts = tuple(probability_from_ball(totals[2 * i + 1], dps) for i in range(T))
+            if w == 2:
+                cont, halt = ev.probs(Xa)
+                # halt_t tail in [0, (1 - h_t(X)) e^{-X/tau1}]; cont_t tail in [prod h(X) e^{-X/tau1}, e^{-X/tau1}]
+                totals[2 * i] += arb(0, (halt * eX).upper())
+                Pc = Pc * cont
+                lo_c = (Pc * eX).lower()
+                hi_c = eX.upper()
+                totals[2 * i + 1] += (lo_c + hi_c) / 2 + arb(0, ((hi_c - lo_c) / 2).upper())
+                continue
+            totals[w * i], totals[w * i + 1], totals[w * i + 2] = _budgeted_tails(
+                ev, Xa, eX, totals[w * i:w * i + 3])
+    halts = tuple(probability_from_ball(totals[w * i], dps) for i in range(T))
+    conts = tuple(probability_from_ball(totals[w * i + 1], dps) for i in range(T))
+    refused = tuple(probability_from_ball(totals[w * i + 2], dps) for i in range(T)) if w == 3 else ()
     return TranscriptDistribution(
         T=T,
         halt=halts,
@@ -84,4 +106,18 @@ def transcript_distribution(
         certified=certified,
         nodes=f.count,
         seconds=time.process_time() - start,
+        refused=refused,
     )
+
+
+def _budgeted_tails(ev: BudgetedStepEval, Xa: arb, eX: arb, totals: list[arb]) -> tuple[arb, arb, arb]:
+    """The rigorous [X, inf) tails of (halt_t, cont_t, refused_t) under a budget: halt_t <= the
+    untruncated 1 - h_t, decreasing in x; refused_t <= Pr[N_t > B_t], decreasing in x for s = +1 (the
+    count mean falls with eta_1), else <= 1; cont_t in [0, e^{-X/tau1}]."""
+    _, halt_u = ev.base.probs(Xa)
+    a, b = ev.refusal.probs(Xa)
+    refused_cap = b if ev.s == 1 else arb(1)
+    hi = eX.upper()
+    return (totals[0] + arb(0, (halt_u * eX).upper()),
+            totals[1] + hi / 2 + arb(0, (hi / 2).upper()),
+            totals[2] + arb(0, (refused_cap * eX).upper()))

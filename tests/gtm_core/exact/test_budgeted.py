@@ -1,67 +1,110 @@
-"""The "refuse" evaluation budget breaks pure DP at step 1 (gtm_core.exact.budgeted)."""
+"""The exact engine's law of the deployed mechanism under the "refuse" budget (gtm_core.exact.budgeted):
+refusals break pure DP at step 1; the (eps, delta) claim is checked with the hockey-stick divergence."""
 
 from __future__ import annotations
 
 import math
 
+import mpmath
 import pytest
 
 from gtm_core import GTMConfig, make_plan
+from gtm_core.errors import UnsupportedConfiguration
 from gtm_core.exact import transcript_distribution
-from gtm_core.exact.budgeted import first_step_outcome_probabilities, privacy_loss
+from gtm_core.exact.privacy import approximate_dp_check, hockey_stick_delta
 
 # 1.649e-7 (the outside measurement) is NOT a neighbour: 1.649 > e^0.5 = 1.64872; use 1.6487e-7
 P, P_NB = 1e-7, 1.6487e-7
+DPS = 12
+
+
+def plan_for(policy: str, horizon: int = 10):
+    return make_plan(GTMConfig.from_dict({
+        "gtm": {"epsilon": 1.0, "parameterization": "theorem21", "theta": 1.0, "gamma": 2.0, "beta": 0.05,
+                "evaluation_budget": policy},
+        "stream": {"eps_t": 0.5, "p_star": 0.5, "horizon": horizon},
+    }))
 
 
 @pytest.fixture(scope="module")
-def setup():
-    cfg = GTMConfig.from_dict({
-        "gtm": {"epsilon": 1.0, "parameterization": "theorem21", "theta": 1.0, "gamma": 2.0, "beta": 0.05},
-        "stream": {"eps_t": 0.5, "p_star": 0.5, "horizon": 10},
-    })
-    plan = make_plan(cfg)
-    sp = plan.step(1)
-    assert P_NB / P < math.exp(sp.eps_t)
-    res = {}
-    for b in (sp.evaluation_budget, None):
-        for p in (P, P_NB):
-            res[(b, p)] = first_step_outcome_probabilities(
-                sp, tau1=plan.tau1, mu1=plan.mu1, p=p, budget=b, digits=20)
-    return plan, sp, res
+def laws():
+    out = {}
+    for policy in ("refuse", "none"):
+        plan = plan_for(policy)
+        assert P_NB / P < math.exp(plan.step(1).eps_t)
+        out[policy] = (plan, {p: transcript_distribution(plan, [p], dps=DPS) for p in (P, P_NB)})
+    return out
 
 
-def test_truncation_breaks_pure_dp(setup):
-    plan, sp, res = setup
-    B = sp.evaluation_budget
-    a, b = res[(B, P)].halt, res[(B, P_NB)].halt
-    loss = float(privacy_loss(a, b))
-    print(f"budgeted halt {float(a):.4e} vs {float(b):.4e}, loss {loss:.4f}")
-    assert float(a) == pytest.approx(3.185e-7, rel=1e-3)
-    assert float(b) == pytest.approx(3.6805e-4, rel=1e-3)
+def test_truncation_breaks_pure_dp(laws):
+    plan, d = laws["refuse"]
+    a, b = d[P].halt[0], d[P_NB].halt[0]
+    loss = float(abs(mpmath.log(a.value / b.value)))
+    assert float(a.value) == pytest.approx(3.185e-7, rel=1e-3)
+    assert float(b.value) == pytest.approx(3.6805e-4, rel=1e-3)
     assert loss == pytest.approx(7.0523, abs=2e-3)
-    assert loss > 6.5
+    assert a.error < 1e-9 * a.value and b.error < 1e-9 * b.value
 
 
-def test_untruncated_is_private(setup):
-    plan, sp, res = setup
-    a, b = res[(None, P)].halt, res[(None, P_NB)].halt
-    loss = float(privacy_loss(a, b))
-    print(f"untruncated halt {float(a):.4e} vs {float(b):.4e}, loss {loss:.4f}")
+def test_untruncated_is_private_and_unchanged(laws):
+    plan, d = laws["none"]
+    assert not d[P].refused and "refused" not in d[P].to_dict()
+    loss = float(abs(mpmath.log(d[P].halt[0].value / d[P_NB].halt[0].value)))
     assert loss == pytest.approx(0.3333, abs=2e-4)
-    assert loss < 1.0
-    assert res[(None, P)].refused == 0
 
 
-def test_outcomes_sum_to_one(setup):
-    # pointwise Poisson tails are float64 (module docstring), so 1e-10, not 25 digits
-    for r in setup[2].values():
-        assert abs(float(r.halt + r.continue_ + r.refused) - 1) < 1e-10
+def test_outcomes_sum_to_one(laws):
+    for policy in ("refuse", "none"):
+        for dist in laws[policy][1].values():
+            tot = dist.total()
+            assert abs(tot.value - 1) <= tot.error + mpmath.mpf(10) ** -(DPS - 1)
+    plan, d = laws["refuse"]
+    # refusal at step 1 is the noise's event: the same on both streams, and below the planner's bound
+    r1, r2 = d[P].refused[0], d[P_NB].refused[0]
+    assert abs(r1.value - r2.value) <= r1.error + r2.error
+    assert float(r1.value) <= plan.step(1).budget_exceed_probability
 
 
-def test_untruncated_agrees_with_exact_engine(setup):
-    plan, sp, res = setup
-    for p in (P, P_NB):
-        td = transcript_distribution(plan, [p], dps=15)
-        ref = float(td.halt[0].value) if hasattr(td.halt[0], "value") else float(td.halt[0])
-        assert float(res[(None, p)].halt) == pytest.approx(ref, rel=1e-9)
+def test_multi_step_laws_sum_to_one_and_refusals_match_across_streams():
+    plan = plan_for("refuse")
+    for stream in ([0.3, 0.6], [1e-7, 0.2, 0.5]):
+        d = transcript_distribution(plan, stream, dps=10)
+        assert len(d.refused) == len(stream)
+        tot = d.total()
+        assert abs(tot.value - 1) <= tot.error + mpmath.mpf(10) ** -9
+        # cont_t = cont_{t+1} + halt_{t+1} + refused_{t+1}
+        for t in range(1, len(stream)):
+            rhs = d.cont[t].value + d.halt[t].value + d.refused[t].value
+            assert abs(d.cont[t - 1].value - rhs) <= 1e-8 * d.cont[t - 1].value
+    # at a moderate p the budget practically never bites the halting event: the law is Algorithm 1's
+    # minus the refusals
+    none = transcript_distribution(plan_for("none"), [0.3, 0.6], dps=10)
+    d = transcript_distribution(plan, [0.3, 0.6], dps=10)
+    assert float(d.halt[0].value) == pytest.approx(float(none.halt[0].value), rel=1e-2)
+
+
+def test_hockey_stick_delta_at_the_pair(laws):
+    plan, d = laws["refuse"]
+    eps = plan.worst_claimed_loss()
+    fwd, err = hockey_stick_delta(d[P_NB], d[P], eps)
+    # by hand: only the halting outcome can exceed e^eps times its neighbour's probability here
+    E = mpmath.exp(eps)
+    by_hand = sum(max(0, d[P_NB].outcomes()[o].value - E * d[P].outcomes()[o].value) for o in (0, 1, -1))
+    assert abs(fwd - by_hand) <= err
+    assert fwd > 1e-4  # the truncation's loss is real mass: halting at P_NB that P cannot match
+    check = approximate_dp_check(plan, [P], [P_NB], dps=DPS)
+    assert check.pure_loss > plan.epsilon  # not pure DP
+    assert check.delta_claimed == pytest.approx(plan.privacy_delta())
+    assert check.ok == bool(check.delta + check.delta_error <= check.delta_claimed)
+    assert check.ok  # the (eps, delta) claim holds on this pair
+
+
+def test_untruncated_pair_has_zero_delta(laws):
+    plan, d = laws["none"]
+    fwd, err = hockey_stick_delta(d[P], d[P_NB], plan.epsilon)
+    assert fwd == 0
+
+
+def test_certified_mode_is_refused_under_a_budget():
+    with pytest.raises(UnsupportedConfiguration, match="certified"):
+        transcript_distribution(plan_for("refuse"), [0.3], dps=10, certified=True)
