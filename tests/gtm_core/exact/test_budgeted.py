@@ -65,6 +65,7 @@ def test_outcomes_sum_to_one(laws):
     assert float(r1.value) <= plan.step(1).budget_exceed_probability
 
 
+@pytest.mark.slow  # five truncated multi-step laws: minutes of overlap integrals
 def test_multi_step_laws_sum_to_one_and_refusals_match_across_streams():
     plan = plan_for("refuse")
     for stream in ([0.3, 0.6], [1e-7, 0.2, 0.5]):
