@@ -13,14 +13,10 @@ import pytest
 
 import opendp.prelude as dp  # the [test] extra installs opendp: these tests always run
 
-from audits.integrations.opendp_audit import (
-    Bins,
-    OutputCoder,
-    audit_measurement,
-    neighbouring_pairs,
-    read_claim,
-    user_pairs,
-)
+from audits.integrations.opendp_audit import audit_measurement
+from audits.integrations.opendp_claims import read_claim
+from audits.integrations.opendp_coding import Bins, OutputCoder
+from audits.integrations.opendp_neighbours import neighbouring_pairs, user_pairs
 from gtm_core.errors import InvalidParameter, UnsupportedConfiguration
 
 dp.enable_features("contrib", "honest-but-curious")
