@@ -74,7 +74,8 @@ def test_a_state_without_a_certificate_opens_as_uncertified(tmp_path):
 def test_bind_certificate_is_authenticated_kept_and_only_at_creation(tmp_path):
     import pytest
     from gtm_core.errors import StateError
-    from gtm_core.reference import BernoulliMechanism, default_rng
+    from gtm_core.evaluation import BernoulliMechanism
+    from gtm_core.reference import default_rng
 
     p = tmp_path / "s"
     with Deployment.create(p, CONFIG, seed=1) as dep:

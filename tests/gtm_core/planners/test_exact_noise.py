@@ -20,7 +20,9 @@ from gtm_core.planners import exact_noise as XN
 from gtm_core.errors import UnsupportedConfiguration
 from gtm_core.exact import StepEval, StepModel, working_precision
 from gtm_core.planners.exact_tails import expected_evaluations
-from gtm_core.reference import GTM, BernoulliMechanism, Negated
+from gtm_core.evaluation import Negated
+from gtm_core.evaluation import BernoulliMechanism
+from gtm_core.reference import GTM
 
 ALPHA = 1e-3
 N_RUNS = 30_000
