@@ -12,7 +12,7 @@ from gtm_core.errors import (
     InvalidParameter,
     MechanismError,
 )
-from gtm_core.evaluation import BernoulliMechanism, Negated, Purified, as_sign
+from gtm_core.evaluation import BernoulliMechanism
 from gtm_core.reference import GTM, GTMRun, run_reference
 
 
@@ -94,11 +94,6 @@ def test_mechanism_exception_becomes_mechanism_error():
     assert "12345" not in str(info.value)
 
 
-def test_accepts_bools_and_numpy_values():
-    assert as_sign(True) == 1 and as_sign(np.bool_(False)) == -1
-    assert as_sign(np.int64(-1)) == -1 and as_sign(1.0) == 1
-
-
 def test_evaluation_budget_refuses_before_evaluating():
     calls = []
     g = GTM(np.random.default_rng(5))
@@ -150,16 +145,6 @@ def test_flipped_run_halts_when_p_is_high():
     assert halted == [1] * 20
     never = [run_reference(p, [0.5], np.random.default_rng(i))[0] for i in range(20)]
     assert never == [0] * 20
-
-
-def test_wrappers():
-    rng = np.random.default_rng(0)
-    assert Negated(lambda x: 1)(None) == -1
-    m = Purified(BernoulliMechanism(1.0, rng), 0.25, rng)
-    out = m.batch(None, 40000)
-    assert abs((out == 1).mean() - 0.75) < 0.01
-    with pytest.raises(InvalidParameter):
-        Purified(lambda x: 1, 0.6, rng)
 
 
 def test_rng_type_checked():
