@@ -45,7 +45,8 @@ from benchmarks.machine import machine_info  # noqa: E402
 from gtm_core import GTMConfig, make_plan  # noqa: E402
 from gtm_core.deployment import Deployment  # noqa: E402
 from gtm_core.errors import EvaluationBudgetExceeded  # noqa: E402
-from gtm_core.reference import BernoulliMechanism, GTMRun  # noqa: E402
+from gtm_core.evaluation import BernoulliMechanism  # noqa: E402
+from gtm_core.reference import GTMRun  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -29,12 +29,14 @@ bits (reproducible: not for deployment). ``sampler="float"`` keeps the float64 n
 
 Secrets - eta_1, eta_{2,t}, Z_t, lambda_t, N_t, K_t - are held in private attributes and never
 appear in ``repr``/``str`` or in error messages.
+
+The mechanism side - outputs as +1/-1, the count K_t (:func:`gtm_core.evaluation.count_positive`),
+purification and negation, the Bernoulli test mechanism - is :mod:`gtm_core.evaluation`.
 """
 
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -46,8 +48,8 @@ from .errors import (
     HaltedError,
     InvalidParameter,
     MechanismError,
-    MechanismTimeout,
 )
+from .evaluation import BernoulliMechanism, count_positive, mechanism_for_step
 from .exact_sampling import (
     BitSource,
     GeneratorBits,
@@ -75,80 +77,6 @@ from .validation import (
 # numpy's Poisson sampler refuses means above ~9.2e18; far below that we switch to an exact
 # two-stage draw (is N_t within the budget? if so, draw N_t from the truncated law).
 _DIRECT_POISSON_MAX = 1e15
-
-
-def as_sign(value: Any) -> int:
-    """Mechanism output -> +1/-1. Accepts +1/-1 (ints, numpy ints) and booleans (True = +1)."""
-    if isinstance(value, (bool, np.bool_)):
-        return 1 if value else -1
-    if isinstance(value, numbers.Integral) and int(value) in (1, -1):
-        return int(value)
-    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
-        if value == 1.0 or value == -1.0:
-            return int(value)
-    raise MechanismError(
-        f"mechanism returned a value of type {type(value).__name__} that is not +1/-1 or a bool"
-    )
-
-
-def mechanism_fault(exc: BaseException, who: str) -> BaseException:
-    """The exception to raise for one a mechanism raised, stating the fault only.
-
-    The mechanism's own message and arguments are never kept: they may quote what the
-    mechanism was given or returned (the number of evaluations N_t, a shape, a count), which
-    are secrets. A :class:`MechanismTimeout` stays a timeout and any other ``Exception``
-    becomes a :class:`MechanismError` naming its type; an interruption stays one, without its
-    arguments (``KeyboardInterrupt()``; ``SystemExit`` with a fixed message, exit status 1).
-    Other ``BaseException``s (a framework's control flow, e.g. a test runner's) pass unchanged.
-    """
-    if isinstance(exc, MechanismTimeout):
-        return MechanismTimeout(f"{who} reported a timeout")
-    if isinstance(exc, Exception):
-        return MechanismError(f"{who} raised {type(exc).__name__}")
-    if isinstance(exc, SystemExit):
-        return SystemExit(f"{who} called sys.exit")
-    if isinstance(exc, KeyboardInterrupt):
-        return KeyboardInterrupt()
-    return exc
-
-
-def count_positive(mechanism: Callable, data: Any, n: int) -> int:
-    """Evaluate the mechanism n times on data; return the number of +1 outputs.
-
-    A mechanism may offer ``batch(data, n)`` returning n outputs at once (same law as n
-    independent calls); outputs are validated either way. n and the count are secrets (N_t,
-    K_t), so every failure is a :class:`MechanismError` whose message is one fixed text per
-    fault (:func:`mechanism_fault` for exceptions): no shape, count or value, nothing whose
-    length varies with n.
-    """
-    if n == 0:
-        return 0
-    batch = getattr(mechanism, "batch", None)
-    if callable(batch):
-        try:
-            out = batch(data, n)
-        except BaseException as exc:  # the mechanism's own failure (its message may quote n)
-            raise mechanism_fault(exc, "mechanism.batch") from None
-        try:
-            arr = np.asarray(out)
-        except Exception:  # e.g. a ragged sequence: numpy's message quotes the shape
-            raise MechanismError("mechanism.batch returned something that is not an array of outputs") from None
-        if arr.ndim != 1 or arr.shape[0] != n:
-            raise MechanismError("mechanism.batch(data, n) did not return a one-dimensional array of n outputs")
-        if arr.dtype == np.bool_:
-            return int(arr.sum())
-        if not np.issubdtype(arr.dtype, np.number) or not np.all((arr == 1) | (arr == -1)):
-            raise MechanismError("mechanism.batch returned values that are not +1/-1 or booleans")
-        return int((arr == 1).sum())
-    k = 0
-    for _ in range(n):
-        try:
-            y = mechanism(data)
-        except BaseException as exc:
-            raise mechanism_fault(exc, "mechanism") from None
-        if as_sign(y) == 1:
-            k += 1
-    return k
 
 
 def _draw_poisson_within_budget(rng: np.random.Generator, lam: float, budget: int | None) -> int | None:
@@ -330,7 +258,7 @@ class GTM:
         """GTM.Step(M_t, X_t, eps_t, tau2_t, c_t, rho_t, s_t) -> a_t in {-s_t, s_t}; a_t = s_t halts.
 
         ``mechanism`` is the mechanism Algorithm 1 is fed (K_t counts its +1 outputs):
-        :meth:`begin_step` then :meth:`finish_step` with :func:`count_positive`.
+        :meth:`begin_step` then :meth:`finish_step` with :func:`gtm_core.evaluation.count_positive`.
         """
         self._check_ready()
         arguments = StepArguments(eps_t, tau2, c, rho, s, evaluation_budget)
@@ -460,90 +388,6 @@ class GTM:
 
 
 # ---------------------------------------------------------------------------
-# mechanisms and wrappers
-# ---------------------------------------------------------------------------
-
-
-@dataclass
-class BernoulliMechanism:
-    """M(X) = +1 with probability p (ignores X). ``batch`` draws n outputs at once."""
-
-    p: float
-    rng: np.random.Generator = field(repr=False, default_factory=np.random.default_rng)
-
-    def __post_init__(self):
-        self.p = check_probability("p", self.p)
-        if not isinstance(self.rng, np.random.Generator):
-            raise InvalidParameter(f"rng must be a numpy.random.Generator, got {type(self.rng).__name__}")
-
-    def __call__(self, data=None) -> int:
-        return 1 if self.rng.random() < self.p else -1
-
-    def batch(self, data, n: int) -> np.ndarray:
-        return self.rng.random(n) < self.p
-
-
-class Negated:
-    """-M: the flipped variant's input (success probability 1 - p)."""
-
-    def __init__(self, mechanism: Callable):
-        if not callable(mechanism):
-            raise MechanismError(f"mechanism must be callable, got {type(mechanism).__name__}")
-        self.mechanism = mechanism
-        inner = getattr(mechanism, "batch", None)
-        if callable(inner):
-            self.batch = lambda data, n: _negate_batch(inner(data, n))
-
-    def __call__(self, data=None) -> int:
-        return -as_sign(self.mechanism(data))
-
-    def __repr__(self) -> str:
-        return f"Negated({self.mechanism!r})"
-
-
-def _negate_batch(out) -> np.ndarray:
-    arr = np.asarray(out)
-    if arr.dtype == np.bool_:
-        return ~arr
-    return -arr
-
-
-class Purified:
-    """Lemma 24: pass M's output through a binary symmetric channel with crossover phi.
-
-    If M is (eps, delta)-DP and phi = delta / (e^eps - 1 + 2 delta), the result is eps-DP
-    (Lemma 24(3)); its success probability is (1 - 2 phi) p + phi.
-    """
-
-    def __init__(self, mechanism: Callable, phi: float, rng: np.random.Generator):
-        phi = check_probability("phi", phi)
-        if not phi <= 0.5:
-            raise InvalidParameter(f"phi must be in [0, 1/2], got {phi!r}")
-        if not isinstance(rng, np.random.Generator):
-            raise InvalidParameter(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-        self.mechanism, self.phi, self._rng = mechanism, float(phi), rng
-        inner = getattr(mechanism, "batch", None)
-        if callable(inner):
-            self.batch = self._batch_from(inner)
-
-    def __call__(self, data=None) -> int:
-        a = as_sign(self.mechanism(data))
-        return -a if self._rng.random() < self.phi else a
-
-    def _batch_from(self, inner):
-        def batch(data, n):
-            arr = np.asarray(inner(data, n))
-            signs = np.where(arr, 1, -1) if arr.dtype == np.bool_ else arr
-            flip = self._rng.random(n) < self.phi
-            return np.where(flip, -signs, signs)
-
-        return batch
-
-    def __repr__(self) -> str:
-        return f"Purified({self.mechanism!r}, phi={self.phi!r})"
-
-
-# ---------------------------------------------------------------------------
 # driver
 # ---------------------------------------------------------------------------
 
@@ -665,17 +509,6 @@ class GTMRun:
         if halted:
             self.halted_at = sp.t
         return halted
-
-
-def mechanism_for_step(mechanism: Callable, sp: StepPlan, rng: np.random.Generator) -> Callable:
-    """The mechanism Algorithm 1 is fed at step sp.t: purified (Lemma 24) if delta_t > 0,
-    then negated if the planner chose the flipped variant (s = -1)."""
-    mech = mechanism
-    if sp.delta_t > 0:
-        mech = Purified(mech, sp.phi, rng)
-    if sp.s == -1:
-        mech = Negated(mech)
-    return mech
 
 
 def run_reference(plan: Plan, p, rng: np.random.Generator, *, sampler: str = "exact") -> tuple[int, int]:

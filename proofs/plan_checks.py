@@ -275,10 +275,10 @@ def step_checks(sp, *, tau1: float, mu1: float, gamma: float, parameterization: 
 
 def noise_integrated_tails(sp, *, mu1: float):
     """The exact_noise planner's two per-step inequalities, re-checked from the deployed step numbers
-    with the exact engine's arb closed form (gtm_core.planners.exact_noise.certify_step):
+    with the exact engine's arb closed form (gtm_core.planners.exact_noise_certificate.certify_step):
     Pr[continue | eta_1 = mu_1, p = p*] <= beta^II_t and Pr[halt | eta_1 = 0, p = p_bar] <= beta^I_t,
     both integrated exactly over eta_2,t and the Poisson count."""
-    from gtm_core.planners.exact_noise import certify_step
+    from gtm_core.planners.exact_noise_certificate import certify_step
 
     return certify_step(sp.s, sp.c, sp.rho, eps_t=sp.eps_t, tau2=sp.tau2, mu1=mu1, p_star=sp.p_star,
                         p_bar=sp.p_bar, beta_I=sp.beta_I, beta_II=sp.beta_II, t=sp.t)

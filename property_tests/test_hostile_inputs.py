@@ -45,6 +45,7 @@ from gtm_core import GTMConfig, GTMParameters, StepSpec, StreamParameters, make_
 from gtm_core.planners import budget as B
 from gtm_core import formulas as F
 from gtm_core import numeric, validation
+from gtm_core import evaluation as E
 from gtm_core import reference as R
 from gtm_core import simulator as S
 from gtm_core.deployment import CommandMechanism, Deployment, check_time_limit
@@ -403,13 +404,13 @@ def test_reference(which, pos, v):
         out = typed(g.step, *args, **kw)
         assert out is TYPED or out in (-1, 1)
     elif which == "as_sign":
-        assert typed(R.as_sign, v) in (TYPED, 1, -1)
+        assert typed(E.as_sign, v) in (TYPED, 1, -1)
     elif which == "bernoulli":
-        typed(R.BernoulliMechanism, v, _rng())
+        typed(E.BernoulliMechanism, v, _rng())
     elif which == "purified":
-        typed(R.Purified, lambda x: 1, v, _rng())
+        typed(E.Purified, lambda x: 1, v, _rng())
     elif which == "negated":
-        m = typed(R.Negated, v)
+        m = typed(E.Negated, v)
         if m is not TYPED:
             assert typed(m, None) in (TYPED, 1, -1)
     elif which == "run":

@@ -32,7 +32,8 @@ from gtm_core.deployment.state import (
     state_is_read_only,
 )
 from gtm_core.errors import CheckFailed, InvalidParameter, UnsupportedConfiguration
-from gtm_core.reference import NOT_FOR_DEPLOYMENT, BernoulliMechanism, default_rng
+from gtm_core.evaluation import BernoulliMechanism
+from gtm_core.reference import NOT_FOR_DEPLOYMENT, default_rng
 from gtm_core.validation import check_probability
 
 from .common import check_writable, guard, write_json

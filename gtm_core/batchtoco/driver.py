@@ -8,7 +8,7 @@ t >= 2: a_t = GTM_l.Step(M_t^{h_l}, X_t, eps_t, delta_t)  (eps_t = eps(l, j), j 
 
 GTM_l is the project's reference GTM (Algorithm 1, :class:`gtm_core.reference.GTM`) with
 the Theorem 23 step plan of :class:`~gtm_core.batchtoco.gtm_instance.InstancePlan`;
-purification (Lemma 24) is applied by :func:`gtm_core.reference.mechanism_for_step` when
+purification (Lemma 24) is applied by :func:`gtm_core.evaluation.mechanism_for_step` when
 delta_t > 0. How A is called and the score noised comes from an ``implementation``
 (:mod:`.implementation`; the default is Algorithm 3 as printed, the power suite injects broken ones).
 
@@ -30,7 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidParameter, UnsupportedConfiguration
-from ..reference import GTM, mechanism_for_step
+from ..evaluation import mechanism_for_step
+from ..reference import GTM
 from . import params as P
 from .gtm_instance import InstancePlan, step_privacy_used
 from .implementation import ALGORITHM3, Algorithm3

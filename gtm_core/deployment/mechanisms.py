@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import InvalidParameter, MechanismError, MechanismTimeout
 from ..processes import ProcessClosed, ProcessGroup, ProcessTimeout, resolve_command
-from ..reference import count_positive
+from ..evaluation import count_positive
 from ..validation import MAX_SECONDS, check_seconds
 
 
@@ -51,7 +51,7 @@ def evaluate_count(mechanism: Callable, data: Any, n: int, time_limit: float | N
 
     A :class:`CommandMechanism` is read through :meth:`CommandMechanism.count` (its errors are
     gtm's own texts, made of public values only); any other mechanism through
-    :func:`gtm_core.reference.count_positive`, which states a fault without the mechanism's own
+    :func:`gtm_core.evaluation.count_positive`, which states a fault without the mechanism's own
     message. Nothing raised here quotes n or a count (secrets).
     """
     if isinstance(mechanism, CommandMechanism):

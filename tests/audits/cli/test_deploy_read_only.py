@@ -15,7 +15,8 @@ import pytest
 from gtm_core.deployment import Deployment
 from gtm_core.deployment.state import read_only_status, read_state_body_unchecked
 from gtm_core.errors import StateError
-from gtm_core.reference import BernoulliMechanism, default_rng
+from gtm_core.evaluation import BernoulliMechanism
+from gtm_core.reference import default_rng
 from gtm_core import GTMConfig
 
 ROOT = Path(__file__).resolve().parents[3]

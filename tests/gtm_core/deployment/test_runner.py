@@ -25,7 +25,8 @@ from gtm_core.errors import (
     MechanismError,
     StateError,
 )
-from gtm_core.reference import NOT_FOR_DEPLOYMENT, BernoulliMechanism
+from gtm_core.evaluation import BernoulliMechanism
+from gtm_core.reference import NOT_FOR_DEPLOYMENT
 
 
 def config(**stream):

@@ -76,7 +76,8 @@ def test_a_state_without_a_certificate_opens_as_uncertified(tmp_path):
 def test_a_certificate_is_bound_in_the_first_write_authenticated_and_kept(tmp_path):
     import pytest
     from gtm_core.errors import StateError
-    from gtm_core.reference import BernoulliMechanism, default_rng
+    from gtm_core.evaluation import BernoulliMechanism
+    from gtm_core.reference import default_rng
 
     p = tmp_path / "s"
     with pytest.raises(StateError, match="another configuration"):

@@ -8,7 +8,8 @@ import pytest
 
 from gtm_core import GTMConfig, make_plan
 from gtm_core.errors import EvaluationBudgetExceeded, InvalidParameter
-from gtm_core.reference import BernoulliMechanism, GTMRun
+from gtm_core.evaluation import BernoulliMechanism
+from gtm_core.reference import GTMRun
 
 
 def cfg(policy=None, **stream):

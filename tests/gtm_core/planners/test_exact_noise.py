@@ -17,10 +17,12 @@ from scipy import stats
 
 from gtm_core import GTMConfig, make_plan, planners
 from gtm_core.planners import exact_noise as XN
+from gtm_core.planners.exact_noise_certificate import StepCertificate, certify_step
 from gtm_core.errors import UnsupportedConfiguration
 from gtm_core.exact import StepEval, StepModel, working_precision
 from gtm_core.planners.exact_tails import expected_evaluations
-from gtm_core.reference import GTM, BernoulliMechanism, Negated
+from gtm_core.evaluation import BernoulliMechanism, Negated
+from gtm_core.reference import GTM
 
 ALPHA = 1e-3
 N_RUNS = 30_000
@@ -101,7 +103,7 @@ def test_theorem21s_own_step_meets_both_inequalities(gamma, p_star, eps_t):
     p21 = make_plan(_config("theorem21", gamma=gamma, p_star=p_star, eps_t=eps_t))
     for t in (1, 100):
         sp = p21.step(t)
-        cert = XN.certify_step(sp.s, sp.c, sp.rho, eps_t=sp.eps_t, tau2=sp.tau2, mu1=p21.mu1, p_star=sp.p_star,
+        cert = certify_step(sp.s, sp.c, sp.rho, eps_t=sp.eps_t, tau2=sp.tau2, mu1=p21.mu1, p_star=sp.p_star,
                                p_bar=sp.p_bar, beta_I=sp.beta_t / 2, beta_II=sp.beta_t / 4)
         assert cert.certified
 
@@ -113,18 +115,18 @@ def test_certificate_is_not_vacuous():
     sp = make_plan(cn).step(1)
     kw = dict(eps_t=sp.eps_t, tau2=sp.tau2, mu1=make_plan(cn).mu1, p_star=sp.p_star, p_bar=sp.p_bar,
               beta_I=sp.beta_I, beta_II=sp.beta_II)
-    assert XN.certify_step(sp.s, sp.c, sp.rho, **kw).certified
-    assert not XN.certify_step(sp.s, sp.c, sp.rho / 2, **kw).type_II_certified
-    assert not XN.certify_step(sp.s, sp.c, sp.rho * 2, **kw).type_I_certified
-    assert not XN.certify_step(sp.s, sp.c - 1, sp.rho, **kw).certified
+    assert certify_step(sp.s, sp.c, sp.rho, **kw).certified
+    assert not certify_step(sp.s, sp.c, sp.rho / 2, **kw).type_II_certified
+    assert not certify_step(sp.s, sp.c, sp.rho * 2, **kw).type_I_certified
+    assert not certify_step(sp.s, sp.c - 1, sp.rho, **kw).certified
     cf = _config(p_star=0.95, eps_t=0.01)
     pf = make_plan(cf)
     sf = pf.step(1)
     kw = dict(eps_t=sf.eps_t, tau2=sf.tau2, mu1=pf.mu1, p_star=sf.p_star, p_bar=sf.p_bar,
               beta_I=sf.beta_I, beta_II=sf.beta_II)
-    assert sf.s == -1 and XN.certify_step(sf.s, sf.c, sf.rho, **kw).certified
-    assert not XN.certify_step(sf.s, sf.c, sf.rho * 2, **kw).type_II_certified  # more continuing
-    assert not XN.certify_step(sf.s, sf.c, sf.rho / 2, **kw).type_I_certified   # more halting
+    assert sf.s == -1 and certify_step(sf.s, sf.c, sf.rho, **kw).certified
+    assert not certify_step(sf.s, sf.c, sf.rho * 2, **kw).type_II_certified  # more continuing
+    assert not certify_step(sf.s, sf.c, sf.rho / 2, **kw).type_I_certified   # more halting
 
 
 def test_step_certificate_serialised_form_round_trips():
@@ -132,14 +134,14 @@ def test_step_certificate_serialised_form_round_trips():
     cn = _config()
     plan = make_plan(cn)
     sp = plan.step(1)
-    cert = XN.certify_step(sp.s, sp.c, sp.rho, eps_t=sp.eps_t, tau2=sp.tau2, mu1=plan.mu1, p_star=sp.p_star,
+    cert = certify_step(sp.s, sp.c, sp.rho, eps_t=sp.eps_t, tau2=sp.tau2, mu1=plan.mu1, p_star=sp.p_star,
                            p_bar=sp.p_bar, beta_I=sp.beta_I, beta_II=sp.beta_II)
     d = cert.to_dict()
     assert list(d) == ["s", "c", "rho", "type_II", "type_I", "type_II_upper", "type_I_upper", "beta_II", "beta_I",
                        "type_II_certified", "type_I_certified", "certified", "type_II_point", "type_I_point",
                        "precision_bits"]
     assert d["certified"] is (cert.type_II_certified and cert.type_I_certified)
-    assert XN.StepCertificate.from_dict(d) == cert
+    assert StepCertificate.from_dict(d) == cert
     # the reported text ball (12 digits, widened radius) contains the tight float upper bound
     text_ball = arb(cert.type_II)
     assert bool(text_ball.lower() <= cert.type_II_upper) and bool(cert.type_II_upper <= text_ball.upper())
@@ -151,7 +153,7 @@ def test_uncertifiable_step_raises_instead_of_returning(monkeypatch):
     planners.plan_step.cache_clear()
 
     def never(st, c, rho):
-        return XN.StepCertificate(s=st.s, c=c, rho=rho, type_II="1", type_I="1", type_II_upper=1.0,
+        return StepCertificate(s=st.s, c=c, rho=rho, type_II="1", type_I="1", type_II_upper=1.0,
                                   type_I_upper=1.0, beta_II=st.beta_II, beta_I=st.beta_I,
                                   type_II_certified=False, type_I_certified=False, precision_bits=160)
 
