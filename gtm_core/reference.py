@@ -66,6 +66,7 @@ from .exact_sampling import (
 )
 from .planners import Plan, StepPlan
 from .validation import (
+    check_bool,
     check_direction,
     check_nonnegative,
     check_nonnegative_int,
@@ -164,8 +165,7 @@ class StepArguments:
         }
         if not values["phi"] <= 0.5:
             raise InvalidParameter(f"phi must be in [0, 1/2], got {self.phi!r}")
-        if not isinstance(self.negate, bool):
-            raise InvalidParameter(f"negate must be a bool, got {self.negate!r}")
+        object.__setattr__(self, "negate", check_bool("negate", self.negate))
         for name, value in values.items():
             object.__setattr__(self, name, value)
 

@@ -34,7 +34,6 @@ The pieces :func:`make_gtm` is built from - :class:`GTMSession`, :func:`gtm_outp
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -42,6 +41,7 @@ from gtm_core import GTMConfig, make_plan
 from gtm_core.errors import GTMError, HaltedError, InvalidParameter, UnsupportedConfiguration
 from gtm_core.planners import Plan
 from gtm_core.reference import GTMRun
+from gtm_core.validation import is_real
 
 from .opendp import OpenDPMechanism, opendp_prelude
 
@@ -106,7 +106,7 @@ def gtm_privacy_map(plan: Plan, d_in: Any) -> Callable:
     claim = GTMClaim.of(plan, d_in)
 
     def privacy_map(d):
-        if isinstance(d, bool) or not isinstance(d, numbers.Real) or not d >= 0:
+        if not is_real(d) or not d >= 0:
             raise InvalidParameter(f"d_in must be a number >= 0, got {d!r}")
         if d > claim.d_in:
             raise UnsupportedConfiguration(
@@ -187,7 +187,7 @@ def _check_space(input_domain, input_metric) -> None:
 
 def check_d_in(d_in: Any) -> Any:
     """d_in must be a number > 0 (an int for dataset metrics, a float for sensitivity metrics)."""
-    if isinstance(d_in, bool) or not isinstance(d_in, numbers.Real) or not d_in > 0:
+    if not is_real(d_in) or not d_in > 0:
         raise InvalidParameter(f"d_in must be a number > 0, got {d_in!r}")
     return d_in
 

@@ -11,6 +11,7 @@ import mpmath
 from flint import arb, ctx
 
 from ..errors import InvalidParameter, UnsupportedConfiguration
+from ..validation import is_integer, is_real
 
 
 # ---------------------------------------------------------------------------
@@ -38,10 +39,8 @@ def to_arb(x: Any) -> arb:
     """Exact conversion where possible: floats/ints exactly, decimal strings as tight balls."""
     if isinstance(x, arb):
         return x
-    if isinstance(x, bool):
-        raise InvalidParameter(f"expected a number, got {x!r}")
-    if isinstance(x, int):
-        return arb(x)
+    if is_integer(x):
+        return arb(int(x))
     if isinstance(x, float):
         if not math.isfinite(x):
             raise InvalidParameter(f"expected a finite number, got {x!r}")
@@ -55,6 +54,8 @@ def to_arb(x: Any) -> arb:
             return arb(x.strip())
         except Exception:
             raise InvalidParameter(f"expected a number, got {x!r}") from None
+    if not is_real(x):  # bools are not numbers here
+        raise InvalidParameter(f"expected a number, got {x!r}")
     try:
         return arb(float(x))
     except Exception:

@@ -36,6 +36,7 @@ import mpmath
 import numpy as np
 
 from ..errors import InvalidParameter, NotNeighbouring
+from ..validation import check_nonnegative_int, check_positive, check_positive_int, check_real
 from ..neighbours import neighbour_interval
 from .transcripts import transcript_distribution
 
@@ -91,8 +92,7 @@ class PerturbedPlan:
 
 def perturbed_plan(plan, *, tau1_factor: float = 1.0, tau2_factor: float = 1.0) -> PerturbedPlan:
     for name, v in (("tau1_factor", tau1_factor), ("tau2_factor", tau2_factor)):
-        if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-            raise InvalidParameter(f"{name} must be a positive number, got {v!r}")
+        check_positive(name, v)
     return PerturbedPlan(plan, float(tau1_factor), float(tau2_factor))
 
 
@@ -311,20 +311,15 @@ def worst_case_search(
         raise InvalidParameter(f"objective must be 'epsilon' or 'claimed', got {objective!r}")
     if objective == "epsilon" and getattr(plan, "epsilon", None) is None:
         raise InvalidParameter("objective='epsilon' needs a plan with a uniform epsilon claim")
-    if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1:
-        raise InvalidParameter(f"horizon must be a positive integer, got {horizon!r}")
+    check_positive_int("horizon", horizon)
     plan_h = getattr(plan, "horizon", None)
     if plan_h is not None and horizon > plan_h:
         raise InvalidParameter(f"horizon={horizon} exceeds the plan's horizon={plan_h}")
-    if not (isinstance(seconds, (int, float)) and seconds > 0):
-        raise InvalidParameter(f"seconds must be positive, got {seconds!r}")
-    if max_attempts is not None and (isinstance(max_attempts, bool) or not isinstance(max_attempts, int)
-                                     or max_attempts < 1):
-        raise InvalidParameter(f"max_attempts must be a positive integer, got {max_attempts!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise InvalidParameter(f"seed must be a non-negative integer, got {seed!r}")
-    if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
-        raise InvalidParameter(f"chunk must be a positive integer, got {chunk!r}")
+    check_real("seconds", seconds, low=0.0, low_open=True, infinite_ok=True)
+    if max_attempts is not None:
+        check_positive_int("max_attempts", max_attempts)
+    check_nonnegative_int("seed", seed)
+    check_positive_int("chunk", chunk)
     mapper = in_order_map if map_starts is None else map_starts
     rng = np.random.default_rng(seed)  # the local refinement's stream (the starts have their own)
     start = time.process_time()

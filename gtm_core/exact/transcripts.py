@@ -10,6 +10,7 @@ import mpmath
 from flint import arb
 
 from ..errors import InvalidParameter, UnsupportedConfiguration
+from ..validation import check_int
 from .arb import bits_for_dps, to_arb, working_precision
 from .budgeted import TOLERANCE_EXTRA_BITS, BudgetedStepEval
 from .quadrature import Integrand, initial_edges, integrate_certified, integrate_estimated
@@ -37,8 +38,7 @@ def transcript_distribution(
     ``certified``: rigorous enclosures (Gauss-Legendre remainder bounds on
     Bernstein ellipses) instead of the coefficient-decay error estimate (see ``_gl_panel_with_error``).
     """
-    if isinstance(dps, bool) or not isinstance(dps, int) or dps < 5 or dps > 500:
-        raise InvalidParameter(f"dps must be an integer in [5, 500], got {dps!r}")
+    check_int("dps", dps, minimum=5, maximum=500)
     T = len(p)
     horizon = getattr(plan, "horizon", None)
     if horizon is not None and T > horizon:

@@ -70,7 +70,7 @@ def test_unsupported_streams_are_refused(config):
     ({"eps_t": 1.0}, "eps_t must be below epsilon"),
     ({"T": 0}, "horizon must be a positive integer, got 0"),
     ({"T": True}, "horizon must be a positive integer"),
-    ({"epsilon": float("inf")}, "epsilon must be a positive finite number, got inf"),
+    ({"epsilon": float("inf")}, "epsilon must be finite, got inf"),
     ({"p_star": 1.0}, "p_star must be in \\(0, 1\\), got 1.0"),
     ({"beta": 0.0}, "beta must be in \\(0, 1\\), got 0.0"),
 ])
