@@ -17,7 +17,6 @@ from .. import __version__
 from ..config import GTMConfig
 from ..errors import (
     EvaluationBudgetExceeded,
-    GTMError,
     HaltedError,
     InvalidParameter,
     MechanismError,
@@ -31,7 +30,7 @@ from .mechanisms import abort_hook, check_time_limit, evaluate_count, start_mech
 from .state import (
     CERTIFICATE_FIELD,
     MAX_STATE_BYTES,
-    OLD_BUDGET_POLICY_REFUSAL,
+    body_config_and_plan,
     check_certificate_record,
     check_private_file,
     create_key_file,
@@ -201,20 +200,7 @@ class Deployment:
             where = repr(str(path))
             body = unseal(data, key, path)
             validate_body(body, where)
-            try:
-                config = GTMConfig.from_dict(body["config"])
-            except GTMError:
-                raise StateError(f"state file {where} holds an invalid configuration") from None
-            if config.digest() != body["config_sha256"]:
-                raise StateError(f"state file {where}: configuration does not match its SHA-256")
-            plan = make_plan(config)
-            if "evaluation_budget" not in body["plan"]:
-                raise StateError(f"state file {where} {OLD_BUDGET_POLICY_REFUSAL}")
-            if plan_identity(plan) != body["plan"]:
-                raise StateError(
-                    f"state file {where}: this version of gtm plans the configuration differently "
-                    "(tau1/mu1/epsilon changed); refusing to resume with different parameters"
-                )
+            config, plan = body_config_and_plan(body, where, "; refusing to resume with different parameters")
             remove_stale_temporaries(path)
             dep = cls._new(path, key_path, key, body, config, plan, rng, lock_fd)
         except BaseException:

@@ -483,6 +483,25 @@ def state_is_read_only(path, key_path=None) -> bool:
     return not os.access(directory, os.W_OK | os.X_OK)
 
 
+def body_config_and_plan(body: dict, where: str, resume_note: str) -> tuple[GTMConfig, Plan]:
+    """The configuration a validated state body holds and its plan, re-derived by this version of
+    gtm: refused if the configuration is invalid, does not match its SHA-256, predates the budget
+    policy, or plans differently now (``resume_note`` is appended to that last message)."""
+    try:
+        config = GTMConfig.from_dict(body["config"])
+    except GTMError:
+        raise StateError(f"state file {where} holds an invalid configuration") from None
+    if config.digest() != body["config_sha256"]:
+        raise StateError(f"state file {where}: configuration does not match its SHA-256")
+    plan = make_plan(config)
+    if "evaluation_budget" not in body["plan"]:
+        raise StateError(f"state file {where} {OLD_BUDGET_POLICY_REFUSAL}")
+    if plan_identity(plan) != body["plan"]:
+        raise StateError(f"state file {where}: this version of gtm plans the configuration differently "
+                         f"(tau1/mu1/epsilon changed){resume_note}")
+    return config, plan
+
+
 def read_only_status(path, key_path=None) -> dict:
     """The public status of the deployment at ``path`` without writing anything (no lock file is
     created): a shared ``flock`` on the key file (refused while a process has the deployment
@@ -496,18 +515,7 @@ def read_only_status(path, key_path=None) -> dict:
         where = repr(str(path))
         body = read_sealed(path, read_key(key_path))
         validate_body(body, where)
-        try:
-            config = GTMConfig.from_dict(body["config"])
-        except GTMError:
-            raise StateError(f"state file {where} holds an invalid configuration") from None
-        if config.digest() != body["config_sha256"]:
-            raise StateError(f"state file {where}: configuration does not match its SHA-256")
-        plan = make_plan(config)
-        if "evaluation_budget" not in body["plan"]:
-            raise StateError(f"state file {where} {OLD_BUDGET_POLICY_REFUSAL}")
-        if plan_identity(plan) != body["plan"]:
-            raise StateError(f"state file {where}: this version of gtm plans the configuration differently "
-                             "(tau1/mu1/epsilon changed)")
+        config, plan = body_config_and_plan(body, where, "")
         return {**status_of(path, body, config, plan), "certificate": certificate_of(body),
                 "pending_step": body["pending_step"]}
     finally:
