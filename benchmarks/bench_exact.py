@@ -107,17 +107,11 @@ def planning_speed(T: int = 1000) -> dict:
     """Wall milliseconds per planned step, steps 1..T of the running example, fresh caches
     (theorem21, exact, exact_noise)."""
     from gtm_core import planners
-    from gtm_core.planners import exact_noise as exact_noise_calibration
-    from gtm_core.planners import exact_tails as exact_calibration
 
     out = {}
     for name in ("theorem21", "exact", "exact_noise"):
         cfg = GTMConfig.load("examples/default.toml").with_changes(parameterization=name, horizon=T)
-        planners.plan_step.cache_clear()
-        planners.global_noise.cache_clear()
-        exact_calibration._certificate.cache_clear()
-        exact_noise_calibration._calibrated.cache_clear()
-        exact_noise_calibration._C_HINTS.clear()
+        planners.clear_caches()
         t0 = time.perf_counter()
         plan = make_plan(cfg)
         for t in range(1, T + 1):

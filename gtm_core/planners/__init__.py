@@ -33,8 +33,21 @@ from .steps import StepPlan, checked_step_plan, direct_or_flipped, finish_step, 
 from .theorem21 import Theorem21Noise, theorem21_noise, theorem21_step
 from .theorem23 import theorem23_step
 
+
+def clear_caches() -> None:
+    """Forget every memoised planner result (steps, global noise, exact calibrations, horizon
+    certificates and shape models): the one entry point for benchmarks that time a cold start."""
+    from . import exact_noise, exact_tails, horizon, horizon_search
+
+    plan_step.cache_clear()
+    global_noise.cache_clear()
+    for module in (exact_noise, exact_tails, horizon, horizon_search):
+        module.clear_cache()
+
+
 __all__ = [
     "PARAMETERIZATIONS",
+    "clear_caches",
     "REGISTRY",
     "Parameterization",
     "STEP_PLANNERS",

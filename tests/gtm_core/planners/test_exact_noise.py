@@ -149,8 +149,7 @@ def test_step_certificate_serialised_form_round_trips():
 
 def test_uncertifiable_step_raises_instead_of_returning(monkeypatch):
     cn = _config(horizon=5, gamma=1.3)
-    XN._calibrated.cache_clear()
-    planners.plan_step.cache_clear()
+    planners.clear_caches()
 
     def never(st, c, rho):
         return StepCertificate(s=st.s, c=c, rho=rho, type_II="1", type_I="1", type_II_upper=1.0,
@@ -162,8 +161,7 @@ def test_uncertifiable_step_raises_instead_of_returning(monkeypatch):
         XN.calibrate(cn, 1)
     with pytest.raises(UnsupportedConfiguration):
         make_plan(cn)
-    XN._calibrated.cache_clear()
-    planners.plan_step.cache_clear()
+    planners.clear_caches()
 
 
 # ---------------------------------------------------------------------------
@@ -190,9 +188,7 @@ def test_plan_does_not_depend_on_the_order_steps_are_planned():
     cn = _config(horizon=60, p_star=0.4)
 
     def fresh():
-        XN._calibrated.cache_clear()
-        XN._C_HINTS.clear()
-        planners.plan_step.cache_clear()
+        planners.clear_caches()
         return make_plan(cn)
 
     forward = [fresh().step(t) for t in range(1, 61)]
