@@ -30,6 +30,8 @@ from .witnesses import DEFAULT_WITNESSES, WitnessFunction
 AUDIT_SAMPLES_PER_SECOND = 1_000_000
 SEARCH_ATTEMPTS_PER_SECOND = ORACLE_ATTEMPTS_PER_SECOND  # one rule for the audit's oracle and the certificate
 SEARCH_TIME_CAP_FACTOR = ORACLE_TIME_CAP_FACTOR  # CPU-time safety cap of the search, in multiples of its budget
+# ... and at least this many CPU seconds per attempt (an attempt at horizon 3 takes about 0.08 s)
+SEARCH_CPU_SECONDS_PER_ATTEMPT_CAP = 0.25
 
 
 def budgets_for(quick: bool, seconds: float | None) -> dict:
@@ -44,7 +46,10 @@ def budgets_for(quick: bool, seconds: float | None) -> dict:
                "exact_threshold": round(total * 0.25, 3)}
     budgets["audit_samples"] = max(40_000, int(budgets["audit"] * AUDIT_SAMPLES_PER_SECOND))
     budgets["search_attempts"] = max(20, int(budgets["exact_search"] * SEARCH_ATTEMPTS_PER_SECOND))
-    budgets["search_time_cap"] = round(budgets["exact_search"] * SEARCH_TIME_CAP_FACTOR, 3)
+    # the cap is a safety net against a runaway search, never the budget: it also covers the attempt
+    # floor (a search cut by it is not re-runnable byte for byte, so it must not bite on a busy machine)
+    budgets["search_time_cap"] = round(max(budgets["exact_search"] * SEARCH_TIME_CAP_FACTOR,
+                                           budgets["search_attempts"] * SEARCH_CPU_SECONDS_PER_ATTEMPT_CAP), 3)
     return budgets
 
 
