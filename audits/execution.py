@@ -223,10 +223,11 @@ def call_within(fn, seconds: float, *, on_late=None):
     return state["result"]
 
 
-def probe_scheduler(address: str, seconds: float) -> None:
+def probe_scheduler(address: str, seconds: float, *, stated: float | None = None) -> None:
     """Raise :class:`ClusterError` unless whatever listens at a ``tcp://`` address (or a bare
     ``host:port``) starts talking within ``seconds``: a Dask scheduler writes its handshake as soon as it
-    accepts a connection. Other schemes (``tls://``, ``inproc://`` ...) are left to Dask."""
+    accepts a connection. Other schemes (``tls://``, ``inproc://`` ...) are left to Dask. ``stated``: the
+    deadline the error message names (the whole connection's, of which ``seconds`` may be the rest)."""
     scheme, sep, rest = str(address).partition("://")
     if not sep:
         scheme, rest = "tcp", str(address)
@@ -237,7 +238,7 @@ def probe_scheduler(address: str, seconds: float) -> None:
     if not host or not port.isdigit():
         return  # Dask reports a malformed address itself
     deadline = time.monotonic() + seconds
-    where = f"cannot reach scheduler {address} within {seconds:g} s"
+    where = f"cannot reach scheduler {address} within {seconds if stated is None else stated:g} s"
     try:
         with socket.create_connection((host, int(port)), timeout=seconds) as sock:
             sock.settimeout(max(deadline - time.monotonic(), 0.01))
@@ -302,7 +303,7 @@ class DaskExecutor(Executor):
             else:
                 # Client's own timeout does not bound every phase of the handshake (a server that accepts
                 # and never answers holds it for ever): the deadline is ours
-                probe_scheduler(scheduler, max(deadline - time.monotonic(), 0.1))
+                probe_scheduler(scheduler, max(deadline - time.monotonic(), 0.1), stated=connect_seconds)
                 self.client = call_within(lambda: Client(scheduler, timeout=connect_seconds, set_as_default=False),
                                           max(deadline - time.monotonic(), 0.1), on_late=close_quietly)
                 self.client.wait_for_workers(1, timeout=connect_seconds)
