@@ -299,9 +299,15 @@ def _run_steps(dep, steps, mechanism_cmd, bernoulli, mech_rng, timeout, ran, che
             mech = BernoulliMechanism(bernoulli, mech_rng)
         try:
             halted = dep.step(mech, time_limit=timeout, before_write_ahead=reserve)
-        except KeyboardInterrupt:  # recorded as failed (interrupted) by the step itself
-            click.echo(f"interrupted during step {t}: the deployment is now failed (interrupted)",
-                       err=True)
+        except KeyboardInterrupt:
+            # after the write-ahead record the step itself records the failure (interrupted); before
+            # it the mechanism is killed unread and the deployment is unchanged: say which happened
+            if dep.status == "failed":
+                click.echo(f"interrupted during step {t}: the deployment is now failed (interrupted)",
+                           err=True)
+            else:
+                click.echo(f"interrupted before step {t} was recorded: the deployment is unchanged "
+                           f"({dep.status})", err=True)
             raise click.exceptions.Exit(130) from None
         if check is not None:
             check.run("record", dep.deployment_id, dep.generation)

@@ -127,7 +127,9 @@ def test_ctrl_c_during_a_step_is_honoured_within_a_second(tmp_path):
                             # SIGINT, and an ignored SIGINT is inherited (Python then installs no handler)
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
-        assert wait_until(lambda: len(pids(pidfile)) == 2, seconds=30)
+        # the command starts before the write-ahead record: wait for both, so the step is under way
+        assert wait_until(lambda: len(pids(pidfile)) == 2 and raw_body(state)["pending_step"] == 1,
+                          seconds=30)
         t0 = time.monotonic()
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=10)
