@@ -165,70 +165,17 @@ def step_checks(sp, *, tau1: float, mu1: float, gamma: float, parameterization: 
     out: dict = {}
     values: dict = {}
     with arb_precision():
-        g = exact(gamma)
-        Lam = exact(sp.Lambda)
-        rho = exact(sp.rho)
-        p_star = exact(sp.p_star)
-        q_star = 1 - p_star
-        p_bar = exact(sp.p_bar)
-        c = int(sp.c)
-
         # Lemma 19(2): the noise range the accuracy proof assumes
+        Lam = exact(sp.Lambda)
         out["noise_range"] = bool(Lam >= noise_range_needed(sp.eps_t, mu1, sp.tau2, sp.beta_t)) and bool(Lam >= 1)
-
-        chernoff = parameterization in CHERNOFF_PLANNERS
-        if sp.s == 1:
-            alpha, beta = sp.beta_II, sp.beta_I  # Lemma 20(1): (alpha, beta) = (beta^II, beta^I)
-        else:
-            alpha, beta = sp.beta_I, sp.beta_II  # Lemma 20(2): (alpha, beta) = (beta^I, beta^II)
-        if chernoff:
-            out["lemma11_gap"] = bool(lambda_left(c, alpha) <= g * lambda_right(c, beta))
-            two_max = 2 * log_inv(sp.beta_I).max(log_inv(sp.beta_II))
-            out["lemma11_tail_validity"] = bool(arb(c + 1) > two_max)
-            if sp.s == 1:
-                out["base_rate"] = bool(rho * p_star >= lambda_left(c, sp.beta_II))
-                out["continuation_chain"] = bool(rho * Lam * p_bar <= lambda_right(c, sp.beta_I))
-            else:
-                out["base_rate"] = bool(rho * q_star <= lambda_right(c, sp.beta_II))
-                out["continuation_chain"] = bool((rho / Lam) * (1 - p_bar) >= lambda_left(c, sp.beta_I))
-        else:
-            out["lemma11_gap"] = out["lemma11_tail_validity"] = None
-            out["base_rate"] = out["continuation_chain"] = None
-
-        if parameterization == "horizon":
-            # one union bound over the horizon inside the eta_1 integral (audits.certify.horizon_claims):
-            # no per-step budgets, so neither the good-event tails nor the exact_noise inequalities apply
-            out["poisson_halting_tail"] = out["poisson_continuation_tail"] = None
-            out["integrated_halting_tail"] = out["integrated_continuation_tail"] = None
-            values["type_II_bound"] = values["type_I_bound"] = None
-        elif parameterization == "exact_noise":
-            # c_t, rho_t are calibrated on the per-step error probabilities integrated over eta_2,t
-            # (the eta_2 tail share merged into beta^I): the good-event Poisson tails below are not
-            # what its accuracy rests on; the noise-integrated probabilities are, checked here in arb.
-            out["poisson_halting_tail"] = out["poisson_continuation_tail"] = None
-            noise = noise_integrated_tails(sp, mu1=mu1)
-            out["integrated_halting_tail"] = noise.type_II_certified
-            out["integrated_continuation_tail"] = noise.type_I_certified
-            values["type_II_bound"] = noise.type_II_upper
-            values["type_I_bound"] = noise.type_I_upper
-        else:
-            # The exact Poisson tails at the worst mean the good event allows (direct witness).
-            if sp.s == 1:
-                halt_err = poisson_cdf(c, rho * p_star)            # lambda >= rho, p >= p*
-                cont_err = poisson_sf(c, rho * Lam * p_bar)        # lambda <= rho Lambda, p <= p_bar
-            else:
-                halt_err = poisson_sf(c, rho * q_star)             # lambda <= rho, q <= q*
-                cont_err = poisson_cdf(c, (rho / Lam) * (1 - p_bar))  # lambda >= rho/Lambda, q >= 1 - p_bar
-            out["poisson_halting_tail"] = bool(halt_err <= exact(sp.beta_II))
-            out["poisson_continuation_tail"] = bool(cont_err <= exact(sp.beta_I))
-            out["integrated_halting_tail"] = out["integrated_continuation_tail"] = None
-            values["type_II_bound"] = _float_up(halt_err)
-            values["type_I_bound"] = _float_up(cont_err)
-
+        out.update(_lemma11_checks(sp, gamma, parameterization))
+        tails, tail_values = _accuracy_tail_checks(sp, parameterization, mu1)
+        out.update(tails)
+        values.update(tail_values)
         # thresholds: a usable rejection threshold
+        p_bar, p_star = exact(sp.p_bar), exact(sp.p_star)
         out["threshold_positive"] = bool(p_bar > 0) and bool(p_bar < p_star)
         out["threshold_ratio"] = bool(p_bar >= exact(THRESHOLD_RATIO_FLOOR) * p_star)
-
         # flipping rule of Theorem 21/23, kept by the exact-tail planner (exact rationals)
         if parameterization in PARAMETERIZATIONS:
             x = Fraction(gamma) * Fraction(sp.Lambda)
@@ -236,41 +183,101 @@ def step_checks(sp, *, tau1: float, mu1: float, gamma: float, parameterization: 
             out["flipping_rule"] = (sp.s == 1) == (x * (1 - ps) > ps)
         else:
             out["flipping_rule"] = None
-
-        # cost: on the good event lambda_t <= rho Lambda (s = +1) or rho (s = -1). The planner's
-        # lambda_max is that product rounded to nearest; the certificate reports a rigorous
-        # upper bound instead and checks the budget against it.
-        lam_hi = rho * Lam if sp.s == 1 else rho
-        values["lambda_max_upper"] = upper(lam_hi)
-        values["lambda_range"] = [lower(rho), upper(lam_hi)] if sp.s == 1 else [lower(rho / Lam), upper(rho)]
-        lam_bar = _arb_max(lam_hi, arb(4).log() + log_inv(sp.beta_t))
-        e = arb(1).exp()
-        if budget_factor is not None and budget_factor < math.e:
-            out["lemma22_budget"] = None  # the budget is below e * lambda_bar by design
-        else:
-            out["lemma22_budget"] = bool(arb(int(sp.evaluation_budget)) >= e * lam_bar)
-
-        # purification (Lemma 24(2) with c = 1; Corollary 25)
-        if sp.delta_t > 0:
-            need = exact(sp.delta_t) / (exact(sp.eps_t).expm1() + 2 * exact(sp.delta_t))
-            phi = exact(sp.phi)
-            out["purification_crossover"] = bool(phi >= need) and bool(phi <= arb(1) / 2)
-            out["purification_gap"] = bool(p_bar - phi > 0) and bool(p_star + phi < 1)
-        else:
-            out["purification_crossover"] = out["purification_gap"] = None
-
-        # Theorem 23: halting at t costs at most eps_C + C_H eps_t ln(4/beta_t)
-        if parameterization == "theorem23":
-            if math.isinf(sp.tau2):
-                halt_loss = arb(0)
-            else:
-                halt_loss = 2 / exact(sp.tau2)
-            rhs = exact(c_h) * exact(sp.eps_t) * (arb(4).log() + log_inv(sp.beta_t))
-            out["expost_halting_loss"] = bool(halt_loss <= rhs)
-        else:
-            out["expost_halting_loss"] = None
+        out["lemma22_budget"], cost_values = _cost_checks(sp, budget_factor)
+        values.update(cost_values)
+        out.update(_purification_checks(sp))
+        out["expost_halting_loss"] = _expost_halting_check(sp, c_h) if parameterization == "theorem23" else None
     out["values"] = values
     return out
+
+
+def _lemma11_checks(sp, gamma: float, parameterization: str) -> dict:
+    """Lemma 11's gap and tail validity and Lemma 20's base-rate and continuation chains, for the
+    Chernoff planners (None for the others, whose accuracy does not rest on them)."""
+    names = ("lemma11_gap", "lemma11_tail_validity", "base_rate", "continuation_chain")
+    if parameterization not in CHERNOFF_PLANNERS:
+        return dict.fromkeys(names)
+    g, Lam, rho, c = exact(gamma), exact(sp.Lambda), exact(sp.rho), int(sp.c)
+    p_star, p_bar = exact(sp.p_star), exact(sp.p_bar)
+    if sp.s == 1:
+        alpha, beta = sp.beta_II, sp.beta_I  # Lemma 20(1): (alpha, beta) = (beta^II, beta^I)
+    else:
+        alpha, beta = sp.beta_I, sp.beta_II  # Lemma 20(2): (alpha, beta) = (beta^I, beta^II)
+    out = {"lemma11_gap": bool(lambda_left(c, alpha) <= g * lambda_right(c, beta)),
+           "lemma11_tail_validity": bool(arb(c + 1) > 2 * log_inv(sp.beta_I).max(log_inv(sp.beta_II)))}
+    if sp.s == 1:
+        out["base_rate"] = bool(rho * p_star >= lambda_left(c, sp.beta_II))
+        out["continuation_chain"] = bool(rho * Lam * p_bar <= lambda_right(c, sp.beta_I))
+    else:
+        out["base_rate"] = bool(rho * (1 - p_star) <= lambda_right(c, sp.beta_II))
+        out["continuation_chain"] = bool((rho / Lam) * (1 - p_bar) >= lambda_left(c, sp.beta_I))
+    return out
+
+
+def _accuracy_tail_checks(sp, parameterization: str, mu1: float) -> tuple[dict, dict]:
+    """The per-step error tails the planner's accuracy rests on, and their rigorous upper bounds.
+
+    ``horizon``: one union bound over the horizon inside the eta_1 integral
+    (audits.certify.horizon_claims), so no per-step tail applies here. ``exact_noise``: c_t, rho_t
+    are calibrated on the per-step error probabilities integrated over eta_2,t (the eta_2 tail share
+    merged into beta^I), checked in arb. Otherwise: the exact Poisson tails at the worst mean the
+    good event allows (the direct witness)."""
+    names = ("poisson_halting_tail", "poisson_continuation_tail",
+             "integrated_halting_tail", "integrated_continuation_tail")
+    out = dict.fromkeys(names)
+    if parameterization == "horizon":
+        return out, {"type_II_bound": None, "type_I_bound": None}
+    if parameterization == "exact_noise":
+        noise = noise_integrated_tails(sp, mu1=mu1)
+        out["integrated_halting_tail"] = noise.type_II_certified
+        out["integrated_continuation_tail"] = noise.type_I_certified
+        return out, {"type_II_bound": noise.type_II_upper, "type_I_bound": noise.type_I_upper}
+    Lam, rho, c = exact(sp.Lambda), exact(sp.rho), int(sp.c)
+    p_star, p_bar = exact(sp.p_star), exact(sp.p_bar)
+    if sp.s == 1:
+        halt_err = poisson_cdf(c, rho * p_star)            # lambda >= rho, p >= p*
+        cont_err = poisson_sf(c, rho * Lam * p_bar)        # lambda <= rho Lambda, p <= p_bar
+    else:
+        halt_err = poisson_sf(c, rho * (1 - p_star))       # lambda <= rho, q <= q*
+        cont_err = poisson_cdf(c, (rho / Lam) * (1 - p_bar))  # lambda >= rho/Lambda, q >= 1 - p_bar
+    out["poisson_halting_tail"] = bool(halt_err <= exact(sp.beta_II))
+    out["poisson_continuation_tail"] = bool(cont_err <= exact(sp.beta_I))
+    return out, {"type_II_bound": _float_up(halt_err), "type_I_bound": _float_up(cont_err)}
+
+
+def _cost_checks(sp, budget_factor: float | None) -> tuple[bool | None, dict]:
+    """Lemma 22's evaluation budget against e * lambda_bar, and the rigorous count-mean range.
+
+    On the good event lambda_t <= rho Lambda (s = +1) or rho (s = -1). The planner's lambda_max is
+    that product rounded to nearest; the certificate reports a rigorous upper bound instead and
+    checks the budget against it (None when the budget factor is below e by design)."""
+    Lam, rho = exact(sp.Lambda), exact(sp.rho)
+    lam_hi = rho * Lam if sp.s == 1 else rho
+    values = {"lambda_max_upper": upper(lam_hi),
+              "lambda_range": [lower(rho), upper(lam_hi)] if sp.s == 1 else [lower(rho / Lam), upper(rho)]}
+    if budget_factor is not None and budget_factor < math.e:
+        return None, values
+    lam_bar = _arb_max(lam_hi, arb(4).log() + log_inv(sp.beta_t))
+    return bool(arb(int(sp.evaluation_budget)) >= arb(1).exp() * lam_bar), values
+
+
+def _purification_checks(sp) -> dict:
+    """Purification (Lemma 24(2) with c = 1; Corollary 25): the crossover phi_t is large enough and
+    leaves a gap on both sides (None when the step's input is pure)."""
+    if not sp.delta_t > 0:
+        return {"purification_crossover": None, "purification_gap": None}
+    need = exact(sp.delta_t) / (exact(sp.eps_t).expm1() + 2 * exact(sp.delta_t))
+    phi = exact(sp.phi)
+    return {"purification_crossover": bool(phi >= need) and bool(phi <= arb(1) / 2),
+            "purification_gap": bool(exact(sp.p_bar) - phi > 0) and bool(exact(sp.p_star) + phi < 1)}
+
+
+def _expost_halting_check(sp, c_h: float) -> bool:
+    """Theorem 23: halting at t costs at most eps_C + C_H eps_t ln(4/beta_t); the halting part of
+    the loss is 2/tau_2 (0 without step noise)."""
+    halt_loss = arb(0) if math.isinf(sp.tau2) else 2 / exact(sp.tau2)
+    rhs = exact(c_h) * exact(sp.eps_t) * (arb(4).log() + log_inv(sp.beta_t))
+    return bool(halt_loss <= rhs)
 
 
 def noise_integrated_tails(sp, *, mu1: float):
