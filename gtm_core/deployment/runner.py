@@ -52,6 +52,34 @@ from .state import (
 
 logger = logging.getLogger("gtm_core.deployment")
 
+def initial_body(config: GTMConfig, plan: Plan, eta1_bits, seeded: bool, certificate: dict | None) -> dict:
+    """The state body of a new deployment: running, no step done, generation 1, eta_1's bits in
+    its secret part; ``certificate`` (a checked record) is part of this first and only write."""
+    now = utc_now()
+    body = {
+        "deployment_id": _secrets.token_hex(16),  # public: names it in external logs
+        "config": config.to_dict(),
+        "config_sha256": config.digest(),
+        "plan": plan_identity(plan),
+        "secret": {"eta1_bits": eta1_bits},
+        "seeded": bool(seeded),
+        "status": "running",
+        "steps_done": 0,
+        "pending_step": None,
+        "halted_at": None,
+        "failure": None,
+        "transcript": [],
+        "evaluations_total": 0,
+        "generation": 1,
+        "created_utc": now,
+        "updated_utc": now,
+        "gtm_version": __version__,
+    }
+    if certificate is not None:
+        body[CERTIFICATE_FIELD] = dict(certificate)
+    return body
+
+
 class Deployment:
     """A GTM deployment whose state lives in a user-named file (see the module docstring).
 
@@ -125,45 +153,8 @@ class Deployment:
             remove_stale_temporaries(key_path)
             gtm = GTM(rng)
             gtm.init(plan.tau1, plan.mu1)  # GTM.Init: eta_1 ~ Exp(tau_1), the one and only draw
-            now = utc_now()
-            body = {
-                "deployment_id": _secrets.token_hex(16),  # public: names it in external logs
-                "config": config.to_dict(),
-                "config_sha256": config.digest(),
-                "plan": plan_identity(plan),
-                "secret": {"eta1_bits": gtm.secret_eta1_bits()},
-                "seeded": bool(seeded),
-                "status": "running",
-                "steps_done": 0,
-                "pending_step": None,
-                "halted_at": None,
-                "failure": None,
-                "transcript": [],
-                "evaluations_total": 0,
-                "generation": 1,
-                "created_utc": now,
-                "updated_utc": now,
-                "gtm_version": __version__,
-            }
-            if certificate is not None:
-                body[CERTIFICATE_FIELD] = dict(certificate)
-            key_written = False
-            try:
-                key = create_key_file(key_path)
-                key_written = True
-                fault_point("create:key_written")
-                write_private_atomic(path, seal(body, key), exclusive=True)
-            except BaseException as exc:
-                # the state was not published: remove the key written for it, so a refused or
-                # interrupted create leaves nothing (only a killed process leaves the key behind)
-                if key_written and not os.path.lexists(path):
-                    try:
-                        os.unlink(key_path)
-                    except OSError:
-                        pass
-                if isinstance(exc, OSError) and not isinstance(exc, StateError):
-                    raise StateError(f"cannot write deployment state {str(path)!r}: {exc.strerror}") from None
-                raise
+            body = initial_body(config, plan, gtm.secret_eta1_bits(), seeded, certificate)
+            key = cls._publish(path, key_path, body)
             fault_point("create:state_written")
             dep = cls._new(path, key_path, key, body, config, plan, rng, lock_fd)
         except BaseException:
@@ -172,6 +163,28 @@ class Deployment:
         logger.info("created deployment %s (config sha256 %s, %s)%s", path, body["config_sha256"][:12],
                     plan.parameterization, f" [{NOT_FOR_DEPLOYMENT}]" if seeded else "")
         return dep
+
+    @staticmethod
+    def _publish(path: Path, key_path: Path, body: dict) -> bytes:
+        """Write a new key, then the sealed first state (exclusively); returns the key. A refused or
+        interrupted create leaves nothing: the key written for an unpublished state is removed (only
+        a killed process leaves the key behind)."""
+        key_written = False
+        try:
+            key = create_key_file(key_path)
+            key_written = True
+            fault_point("create:key_written")
+            write_private_atomic(path, seal(body, key), exclusive=True)
+        except BaseException as exc:
+            if key_written and not os.path.lexists(path):
+                try:
+                    os.unlink(key_path)
+                except OSError:
+                    pass
+            if isinstance(exc, OSError) and not isinstance(exc, StateError):
+                raise StateError(f"cannot write deployment state {str(path)!r}: {exc.strerror}") from None
+            raise
+        return key
 
     @classmethod
     def open(cls, path, *, key_path=None, rng: np.random.Generator | None = None,
@@ -362,13 +375,28 @@ class Deployment:
         self._check_can_step()
         if not callable(mechanism):
             raise MechanismError(f"mechanism must be callable, got {type(mechanism).__name__}")
-        b = self._body
-        t = b["steps_done"] + 1
+        t = self._body["steps_done"] + 1
         sp = uncached_step_plan(self._config, t)
         arguments = StepArguments.planned(sp, self._plan.enforced_budget(sp))
         # a mechanism command is started (its program executed) before anything is drawn or
         # written: one that cannot start is refused with the deployment unchanged
         stop = start_mechanism(mechanism)
+        pending = self._write_ahead(t, sp, arguments, stop, before_write_ahead)
+        a = self._evaluate(t, pending, mechanism, data, time_limit)  # the only part that touches the data
+        fault_point("step:evaluated")
+        halted = a == sp.s
+        self._commit(t, halted, pending.evaluations)
+        fault_point("step:committed")
+        logger.debug("deployment %s: step %d committed (%s)", self._path, t, "halt" if halted else "continue")
+        if halted:
+            logger.info("deployment %s halted at step %d", self._path, t)
+        return halted
+
+    def _write_ahead(self, t: int, sp, arguments: StepArguments, stop: Callable[[], None] | None,
+                     before_write_ahead: Callable[[], None] | None) -> PendingStep:
+        """Draw the step's noise and count, then make the write-ahead record (with eta_1's bits)
+        durable before any output of the mechanism is read; on any failure before that record the
+        started command (``stop``) is killed unread and nothing is written."""
         try:
             pending = self._begin(t, sp, arguments)
             if before_write_ahead is not None:
@@ -377,20 +405,21 @@ class Deployment:
                 except BaseException:
                     self._abandoned = True  # the GTM holds a pending draw: reopen to resume
                     raise
-            # write-ahead record (with eta_1's bits), durable before any output of the mechanism is read
-            self._write({**b, "pending_step": t, "secret": self._secret()})
-            b = self._body
+            self._write({**self._body, "pending_step": t, "secret": self._secret()})
             fault_point("step:pending_written")
         except BaseException:
             if stop is not None:  # the command never met the step: kill it unread
                 stop()
             raise
-        n = pending.evaluations
+        return pending
 
-        # the only part that touches the data: evaluate, form K_t, decide
+    def _evaluate(self, t: int, pending: PendingStep, mechanism: Callable, data: Any,
+                  time_limit: float | None) -> int:
+        """Evaluate the mechanism N_t times, form K_t and decide (the GTM's answer); a fault or an
+        interruption fails the deployment durably before it propagates."""
         try:
-            a = self._gtm.finish_step(pending, lambda n: evaluate_count(mechanism, data, n, time_limit,
-                                                                         abort_hook(mechanism)))
+            return self._gtm.finish_step(pending, lambda n: evaluate_count(mechanism, data, n, time_limit,
+                                                                            abort_hook(mechanism)))
         except MechanismTimeout:
             limit = "its time limit" if time_limit is None else f"its time limit of {time_limit:g} s"
             self._fail(t, "mechanism_timeout", f"the mechanism exceeded {limit}")
@@ -403,10 +432,11 @@ class Deployment:
         except BaseException as exc:
             self._fail(t, "interrupted", f"the evaluation was interrupted ({type(exc).__name__})")
             raise
-        fault_point("step:evaluated")
 
-        # commit
-        halted = a == sp.s
+    def _commit(self, t: int, halted: bool, evaluations: int) -> None:
+        """Make step t's outcome durable (a failed write fails the deployment: the step must never
+        re-run)."""
+        b = self._body
         runs = [list(r) for r in b["transcript"]]
         if runs and runs[-1][0] == "continue" and not halted:
             runs[-1][1] += 1
@@ -420,15 +450,10 @@ class Deployment:
                 "status": "halted" if halted else "running",
                 "halted_at": t if halted else None,
                 "transcript": runs,
-                "evaluations_total": b["evaluations_total"] + n,
+                "evaluations_total": b["evaluations_total"] + evaluations,
             })
         except StateError as exc:  # e.g. ENOSPC: the outcome is lost, the step must never re-run
             self._commit_failed(t, str(exc))
-        fault_point("step:committed")
-        logger.debug("deployment %s: step %d committed (%s)", self._path, t, "halt" if halted else "continue")
-        if halted:
-            logger.info("deployment %s halted at step %d", self._path, t)
-        return halted
 
     def _begin(self, t: int, sp, arguments: StepArguments) -> PendingStep:
         """The GTM's check and draw (no data touched, nothing durable yet; may refine eta_1); a
