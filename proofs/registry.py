@@ -12,6 +12,7 @@ from typing import Callable
 import flint
 
 from gtm_core.errors import InvalidParameter
+from gtm_core.validation import check_positive
 
 from . import solvers
 from .core import LemmaCheck, LemmaResult, run_lemma
@@ -120,6 +121,8 @@ def run(
     lemmas: list[LemmaCheck], progress: Callable[[str], None] | None = None, seconds: float | None = None
 ) -> ProveReport:
     """Run the checks in order; with a time budget, checks not started in time are reported ``not-run``."""
+    if seconds is not None:
+        seconds = check_positive("seconds", seconds)
     t0 = time.perf_counter()
     results = []
     for i, lm in enumerate(lemmas, 1):

@@ -106,7 +106,9 @@ def test_bad_usage_exits_2_without_output(tmp_path, capsys):
     code, _, err = run(["certify", "examples/nonexistent.toml"], capsys)
     assert code == 2 and "not found" in err
     code, _, err = run(["certify", "examples/default.toml", "--horizon", "0"], capsys)
-    assert code == 2
+    assert code == 2 and "horizon must be a positive integer, got 0" in err
+    code, _, err = run(["certify", "examples/default.toml", "--seconds", "-1", "--json", str(out)], capsys)
+    assert code == 2 and "seconds must be > 0, got -1" in err and not out.exists()
     code, _, err = run(["certify", "examples/default.toml", "--verify", "x.json"], capsys)
     assert code == 2
 
