@@ -312,31 +312,53 @@ def _e(x) -> str:
 def render_html(doc: dict) -> str:
     """The certificate as one self-contained HTML5 page (plots embedded as base64 PNG)."""
     body = doc["body"]
-    steps = body.get("steps") or []
-    cfg = body["config"]
     verdict = body["verdict"]
     p = ['<!DOCTYPE html>', '<html lang="en">', "<head>", '<meta charset="utf-8">',
-         f"<title>GTM certificate: {_e(verdict)}</title>", f"<style>{_CSS}</style>", "</head>", "<body>",
-         "<h1>GTM certificate</h1>",
-         f'<p class="verdict {_e(verdict)}">{_e(_VERDICT_TEXT.get(verdict, verdict))}</p>',
-         "<ul>",
-         f"<li>parameterization <code>{_e(cfg['gtm'].get('parameterization'))}</code>, horizon T = "
-         f"{_e(body['horizon'])}, mode {_e(body['mode'])}</li>",
-         f"<li>configuration sha256 <code>{_e(body['config_sha256'])}</code></li>",
-         f"<li>certificate sha256 <code>{_e(doc.get('sha256', ''))}</code> (check with "
-         f"<code>gtm certify --verify</code>)</li>",
-         "</ul>"]
-    if body.get("refusals"):
-        p.append("<h2>Refused</h2>")
-        p.append("<ul>")
-        for r in body["refusals"]:
-            p.append(f"<li><strong>{_e(r['claim_id'])}</strong>: {_e(r['reason'])}<br>"
-                     f"<strong>fix</strong>: {_e(r['fix'])}</li>")
-        p.append("</ul>")
-    p.append("<h2>Claims</h2>")
-    p.append('<table class="claims"><thead><tr><th>status</th><th>claim</th><th>witness</th>'
-             "<th>statement and values</th></tr></thead><tbody>")
-    for c in body["claims"]:
+         f"<title>GTM certificate: {_e(verdict)}</title>", f"<style>{_CSS}</style>", "</head>", "<body>"]
+    p += _html_summary(doc)
+    p += _html_refusals(body.get("refusals") or [])
+    p += _html_claims(body["claims"])
+    p += _html_steps(body)
+    p += _html_plots(body)
+    p += _html_provenance(body.get("provenance", {}))
+    p.append("<h2>Configuration</h2>")
+    p.append(f"<pre>{html.escape(_json_pretty(body['config']))}</pre>")
+    p += ["</body>", "</html>", ""]
+    return "\n".join(p)
+
+
+def _html_summary(doc: dict) -> list[str]:
+    """Title, verdict and the identities the certificate vouches for."""
+    body = doc["body"]
+    verdict = body["verdict"]
+    return ["<h1>GTM certificate</h1>",
+            f'<p class="verdict {_e(verdict)}">{_e(_VERDICT_TEXT.get(verdict, verdict))}</p>',
+            "<ul>",
+            f"<li>parameterization <code>{_e(body['config']['gtm'].get('parameterization'))}</code>, horizon T = "
+            f"{_e(body['horizon'])}, mode {_e(body['mode'])}</li>",
+            f"<li>configuration sha256 <code>{_e(body['config_sha256'])}</code></li>",
+            f"<li>certificate sha256 <code>{_e(doc.get('sha256', ''))}</code> (check with "
+            f"<code>gtm certify --verify</code>)</li>",
+            "</ul>"]
+
+
+def _html_refusals(refusals: list[dict]) -> list[str]:
+    """Each refused claim with its reason and computed fix (nothing when none)."""
+    if not refusals:
+        return []
+    p = ["<h2>Refused</h2>", "<ul>"]
+    for r in refusals:
+        p.append(f"<li><strong>{_e(r['claim_id'])}</strong>: {_e(r['reason'])}<br>"
+                 f"<strong>fix</strong>: {_e(r['fix'])}</li>")
+    return p + ["</ul>"]
+
+
+def _html_claims(claims: list[dict]) -> list[str]:
+    """The claims table: status, claim, witness (with why it is unavailable or crashed), statement."""
+    p = ["<h2>Claims</h2>",
+         '<table class="claims"><thead><tr><th>status</th><th>claim</th><th>witness</th>'
+         "<th>statement and values</th></tr></thead><tbody>"]
+    for c in claims:
         wit = _e(c["witness"]["kind"])
         if c["status"] == "witness-unavailable":
             wit += "<br><small>" + _e(c["witness"]["details"].get("unavailable", "")) + "</small>"
@@ -346,45 +368,58 @@ def render_html(doc: dict) -> str:
         p.append(f'<tr><td class="{_e(c["status"])}">{_e(_STATUS_WORD.get(c["status"], c["status"]))}</td>'
                  f"<td><code>{_e(c['id'])}</code><br><small>{_e(c['category'])}</small></td><td>{wit}</td>"
                  f"<td>{_e(c['statement'])}" + (f"<br><small>{_e(vals)}</small>" if vals else "") + "</td></tr>")
+    return p + ["</tbody></table>"]
+
+
+def _html_steps(body: dict) -> list[str]:
+    """Per-step check counts, sampled step rows and the exact rejection thresholds (nothing when the
+    certificate has no steps)."""
+    steps = body.get("steps") or []
+    if not steps:
+        return []
+    counts = _check_counts(steps)
+    all_ok = all(a == q for _, a, q in counts)
+    verdict_line = f"All {len(steps)} steps pass every applicable check." if all_ok else "Some steps fail."
+    p = ["<h2>Per-step checks</h2>", f"<p><strong>{verdict_line}</strong></p>",
+         "<table><thead><tr><th>check</th><th>steps checked</th><th>passing</th></tr></thead><tbody>"]
+    p += [f"<tr><td>{_e(n)}</td><td>{a}</td><td>{q}</td></tr>" for n, a, q in counts]
     p.append("</tbody></table>")
-    if steps:
-        counts = _check_counts(steps)
-        all_ok = all(a == q for _, a, q in counts)
-        p.append("<h2>Per-step checks</h2>")
-        verdict_line = f"All {len(steps)} steps pass every applicable check." if all_ok else "Some steps fail."
-        p.append(f"<p><strong>{verdict_line}</strong></p>")
-        p.append("<table><thead><tr><th>check</th><th>steps checked</th><th>passing</th></tr></thead><tbody>")
-        for n, a, q in counts:
-            p.append(f"<tr><td>{_e(n)}</td><td>{a}</td><td>{q}</td></tr>")
+    p.append("<p>Sampled steps (the full table is in the JSON certificate):</p>")
+    heads = ["t", "s", "c", "rho", "Lambda", "p*", "p_bar", "lambda range", "E[N_t]", "budget", "Pr[exceed]"]
+    p.append("<table><thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in heads) + "</tr></thead><tbody>")
+    for r in _sample_rows(steps):
+        lr = r["lambda_range"]
+        cells = [r["t"], f"{r['s']:+d}", r["c"], r["rho"], r["Lambda"], r["p_star"], r["p_bar"],
+                 f"[{_fmt(lr[0])}, {_fmt(lr[1])}]", r["expected_evaluations"], r["evaluation_budget"],
+                 r["budget_exceed_upper"]]
+        p.append("<tr>" + "".join(f"<td>{_e(x)}</td>" for x in cells) + "</tr>")
+    p.append("</tbody></table>")
+    ex = exact_thresholds(body)
+    if ex:
+        p.append("<p>Exact rejection thresholds (exact engine, where tighter than the paper's):</p>")
+        p.append("<table><thead><tr><th>t</th><th>p_bar (paper)</th><th>p_bar (exact)</th><th>gain</th>"
+                 "</tr></thead><tbody>")
+        for t, (a, b) in sorted(ex.items()):
+            p.append(f"<tr><td>{t}</td><td>{_e(a)}</td><td>{_e(b)}</td><td>{_e(b / a if a else None)}</td></tr>")
         p.append("</tbody></table>")
-        p.append("<p>Sampled steps (the full table is in the JSON certificate):</p>")
-        heads = ["t", "s", "c", "rho", "Lambda", "p*", "p_bar", "lambda range", "E[N_t]", "budget", "Pr[exceed]"]
-        p.append("<table><thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in heads) + "</tr></thead><tbody>")
-        for r in _sample_rows(steps):
-            lr = r["lambda_range"]
-            cells = [r["t"], f"{r['s']:+d}", r["c"], r["rho"], r["Lambda"], r["p_star"], r["p_bar"],
-                     f"[{_fmt(lr[0])}, {_fmt(lr[1])}]", r["expected_evaluations"], r["evaluation_budget"],
-                     r["budget_exceed_upper"]]
-            p.append("<tr>" + "".join(f"<td>{_e(x)}</td>" for x in cells) + "</tr>")
-        p.append("</tbody></table>")
-        ex = exact_thresholds(body)
-        if ex:
-            p.append("<p>Exact rejection thresholds (exact engine, where tighter than the paper's):</p>")
-            p.append("<table><thead><tr><th>t</th><th>p_bar (paper)</th><th>p_bar (exact)</th><th>gain</th>"
-                     "</tr></thead><tbody>")
-            for t, (a, b) in sorted(ex.items()):
-                p.append(f"<tr><td>{t}</td><td>{_e(a)}</td><td>{_e(b)}</td><td>{_e(b / a if a else None)}</td></tr>")
-            p.append("</tbody></table>")
-    p.append("<h2>Plots</h2>")
+    return p
+
+
+def _html_plots(body: dict) -> list[str]:
+    """The certificate's plots, embedded as base64 PNG (or why one is missing)."""
+    p = ["<h2>Plots</h2>"]
     for title, png in plots(body):
         p.append(f"<h3>{_e(title)}</h3>")
         if png is None:
             p.append("<p><em>Not available: the audit witness did not report per-event losses.</em></p>")
         else:
             p.append(f'<img alt="{_e(title)}" src="data:image/png;base64,{png}">')
-    prov = body.get("provenance", {})
-    p.append("<h2>Provenance</h2>")
-    p.append("<table><tbody>")
+    return p
+
+
+def _html_provenance(prov: dict) -> list[str]:
+    """Versions, platform, seed, mode, creation time, libraries and witness timings."""
+    p = ["<h2>Provenance</h2>", "<table><tbody>"]
     for k in ("gtm_version", "python", "platform", "seed", "seed_note", "mode", "created_utc"):
         if k in prov:
             p.append(f"<tr><th>{_e(k)}</th><td>{_e(prov[k])}</td></tr>")
@@ -392,8 +427,4 @@ def render_html(doc: dict) -> str:
         p.append(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>")
     for k, v in (prov.get("timings_seconds") or {}).items():
         p.append(f"<tr><th>time: {_e(k)}</th><td>{_e(v)} s</td></tr>")
-    p.append("</tbody></table>")
-    p.append("<h2>Configuration</h2>")
-    p.append(f"<pre>{html.escape(_json_pretty(cfg))}</pre>")
-    p += ["</body>", "</html>", ""]
-    return "\n".join(p)
+    return p + ["</tbody></table>"]
