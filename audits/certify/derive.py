@@ -263,6 +263,14 @@ def _approximate_claim(config, plan, rows) -> Claim:
 
 
 def _accuracy_claims(config, plan, rows) -> list[Claim]:
+    """The accuracy claims: the failure allocation over the horizon, the per-step lemmas, the exact
+    tails and the rejection threshold with its flipping rule."""
+    return (_allocation_claims(config, plan, rows) + _lemma_claims(rows) + _tail_claims(rows)
+            + _threshold_claims(rows))
+
+
+def _allocation_claims(config, plan, rows) -> list[Claim]:
+    """Lemma 19(1)'s eta_1 tail, the union bound over the horizon and the share of beta it uses."""
     g = config.gtm
     out = []
     ok, p_tail = PC.eta1_tail(plan.mu1, plan.tau1, g.beta)
@@ -299,6 +307,12 @@ def _accuracy_claims(config, plan, rows) -> list[Claim]:
         "zeta enclosed rigorously). Steps beyond the horizon are not certified.",
         z, Witness("interval-arithmetic", {"method": z["zeta_method"]}), "info",
     ))
+    return out
+
+
+def _lemma_claims(rows) -> list[Claim]:
+    """Lemma 19(2)'s noise range, Lemma 11 and Lemma 20's halting and continuation chains, per step."""
+    out = []
     out.append(_step_claim(
         "accuracy.noise-range", "accuracy",
         "On the good event, lambda_t lies in [rho_t, rho_t Lambda_t] (s=+1) or [rho_t/Lambda_t, rho_t] (s=-1): "
@@ -323,6 +337,13 @@ def _accuracy_claims(config, plan, rows) -> list[Claim]:
         "(rho/Lambda)(1 - p_bar) >= lambda^l(c, beta^I) for s=-1 (Lemma 20, the chain actually needed).",
         rows, ("continuation_chain",), {"lemma": "Lemma 20 (1b)/(2b)"},
     ))
+    return out
+
+
+def _tail_claims(rows) -> list[Claim]:
+    """The direct witnesses of the per-step error tails: exact Poisson tails at the good event's worst
+    mean, and the noise-integrated tails of the exact_noise planner."""
+    out = []
     worst_I = max(r["type_I_bound"] for r in rows)
     worst_II = max(r["type_II_bound"] for r in rows)
     out.append(_step_claim(
@@ -344,6 +365,12 @@ def _accuracy_claims(config, plan, rows) -> list[Claim]:
          "module": "gtm_core.exact_noise_calibration.certify_step"},
         {"max_type_I_bound": worst_I, "max_type_II_bound": worst_II},
     ))
+    return out
+
+
+def _threshold_claims(rows) -> list[Claim]:
+    """The rejection threshold (Theorems 21/23) and the flipping rule, per step."""
+    out = []
     table = {str(t): {"p_star": rows[t - 1]["p_star"], "p_bar": rows[t - 1]["p_bar"], "s": rows[t - 1]["s"]}
              for t in _sample_ts(len(rows))}
     ratios = [r["p_bar_ratio"] for r in rows]
