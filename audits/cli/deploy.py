@@ -25,8 +25,8 @@ import click
 
 from gtm_core import GTMConfig
 from gtm_core.deployment import CommandMechanism, Deployment, GenerationCheck, check_time_limit
+from gtm_core.deployment.certificate_record import certificate_record
 from gtm_core.deployment.state import (
-    certificate_record,
     read_certificate,
     read_only_status,
     state_is_read_only,

@@ -26,12 +26,11 @@ from ..errors import (
 from ..planners import Plan, make_plan, uncached_step_plan
 from ..exact_sampling import BitSource, PrecisionLimitExceeded, SharedNoise
 from ..reference import GTM, NOT_FOR_DEPLOYMENT, PendingStep, StepArguments, randomness
+from .certificate_record import CERTIFICATE_FIELD, check_certificate_record
 from .mechanisms import abort_hook, check_time_limit, evaluate_count, start_mechanism
 from .state import (
-    CERTIFICATE_FIELD,
     MAX_STATE_BYTES,
     body_config_and_plan,
-    check_certificate_record,
     check_private_file,
     create_key_file,
     fault_point,

@@ -8,6 +8,7 @@ import pytest
 
 from gtm_core import GTMConfig
 from gtm_core.deployment import Deployment
+from gtm_core.deployment import certificate_record as CR
 from gtm_core.deployment import state as S
 from gtm_core.files import write_atomic
 
@@ -60,7 +61,7 @@ def test_status_does_not_publish_the_size_and_the_size_does_not_depend_on_eta1(t
 
 
 def _record(config_sha256: str) -> dict:
-    return S.certificate_record(certificate_sha256="a" * 64, config_sha256=config_sha256, horizon=3, key_id="b" * 64)
+    return CR.certificate_record(certificate_sha256="a" * 64, config_sha256=config_sha256, horizon=3, key_id="b" * 64)
 
 
 def test_a_state_without_a_certificate_opens_as_uncertified(tmp_path):
@@ -131,13 +132,3 @@ def test_a_fault_in_the_creating_write_leaves_the_certified_state_or_nothing(tmp
     with Deployment.create(p, CONFIG, seed=1, certificate=_record(CONFIG.digest())) as dep:
         assert dep.generation == 1
     assert S.read_certificate(p) == _record(CONFIG.digest())
-
-
-def test_a_certificate_record_for_another_configuration_is_inconsistent():
-    import pytest
-    from gtm_core.errors import StateError
-
-    with pytest.raises(StateError, match="another configuration"):
-        S.check_certificate_record(_record("c" * 64), "d" * 64, "'x'")
-    with pytest.raises(StateError, match="malformed"):
-        S.check_certificate_record({**_record("d" * 64), "horizon": 0}, "d" * 64, "'x'")
