@@ -54,6 +54,7 @@ from ..deployment.state import (
     seal,
     write_private_atomic,
 )
+from ..deployment.handle import LockedStateHandle
 from ..errors import StateError
 from ..inputs import parse_json
 from ..validation import is_integer
@@ -67,7 +68,7 @@ V2_REFUSAL = (
 )
 
 
-class RunState:
+class RunState(LockedStateHandle):
     """An open BatchToCO state file (locks held until :meth:`close`); use :meth:`create` or
     :meth:`open`, as a context manager."""
 
@@ -150,28 +151,6 @@ class RunState:
         write_private_atomic(self.path, seal(new, self._key, fmt=STATE_FORMAT, version=STATE_VERSION),
                              exclusive=False)
         self._body = new
-
-    def close(self) -> None:
-        for name in ("_key_fd", "_lock_fd"):
-            fd = getattr(self, name, None)
-            if fd is not None:
-                os.close(fd)
-                setattr(self, name, None)
-
-    def __enter__(self) -> "RunState":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
-
-    def __reduce__(self):
-        raise TypeError("a RunState cannot be pickled (it holds a secret and a lock)")
 
 
 def check_body(body: dict, where: str) -> None:

@@ -27,6 +27,7 @@ from ..planners import Plan, make_plan, uncached_step_plan
 from ..exact_sampling import BitSource, PrecisionLimitExceeded, SharedNoise
 from ..reference import GTM, NOT_FOR_DEPLOYMENT, PendingStep, StepArguments, randomness
 from .certificate_record import CERTIFICATE_FIELD, check_certificate_record
+from .handle import LockedStateHandle
 from .mechanisms import abort_hook, check_time_limit, evaluate_count, start_mechanism
 from .state import (
     MAX_STATE_BYTES,
@@ -79,7 +80,7 @@ def initial_body(config: GTMConfig, plan: Plan, eta1_bits, seeded: bool, certifi
     return body
 
 
-class Deployment:
+class Deployment(LockedStateHandle):
     """A GTM deployment whose state lives in a user-named file (see the module docstring).
 
     Use :meth:`create` once, then :meth:`open` to resume (in any later process). Both return an
@@ -234,32 +235,6 @@ class Deployment:
         logger.info("opened deployment %s at step %d (%s)", path, body["steps_done"], dep.status)
         return dep
 
-    # -- lifecycle -------------------------------------------------------------------------------
-    def close(self) -> None:
-        """Release the locks. The state on disk is always up to date; closing writes nothing."""
-        if getattr(self, "_key_fd", None) is not None:
-            os.close(self._key_fd)
-            self._key_fd = None
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
-            self._lock_fd = None
-
-    @property
-    def closed(self) -> bool:
-        return self._lock_fd is None
-
-    def __enter__(self) -> "Deployment":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
-
     # -- public (non-secret) view ---------------------------------------------------------------
     @property
     def path(self) -> Path:
@@ -351,9 +326,6 @@ class Deployment:
                 f"steps_done={self.steps_done}{note})")
 
     __str__ = __repr__
-
-    def __reduce__(self):
-        raise TypeError("a Deployment cannot be pickled (it holds a secret and a lock)")
 
     # -- the step protocol -----------------------------------------------------------------------
     def step(self, mechanism: Callable, data: Any = None, *, time_limit: float | None = None,
