@@ -161,7 +161,8 @@ from ..reference import NOT_FOR_DEPLOYMENT
 from .generation import GenerationCheck
 from .mechanisms import MAX_TIME_LIMIT, CommandMechanism, check_time_limit
 from .runner import Deployment
-from .state import FAILURE_KINDS, STATE_FORMAT, STATE_VERSION
+from .body import FAILURE_KINDS
+from .state import STATE_FORMAT, STATE_VERSION
 
 __all__ = [
     "Deployment",

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import logging
 import os
-import secrets as _secrets
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
-from .. import __version__
 from ..config import GTMConfig
 from ..errors import (
     EvaluationBudgetExceeded,
@@ -26,59 +25,27 @@ from ..errors import (
 from ..planners import Plan, make_plan, uncached_step_plan
 from ..exact_sampling import BitSource, PrecisionLimitExceeded, SharedNoise
 from ..reference import GTM, NOT_FOR_DEPLOYMENT, PendingStep, StepArguments, randomness
-from .certificate_record import CERTIFICATE_FIELD, check_certificate_record
+from .body import StateBody, body_config_and_plan, initial_body, status_of
+from .certificate_record import check_certificate_record
 from .handle import LockedStateHandle
 from .mechanisms import abort_hook, check_time_limit, evaluate_count, start_mechanism
 from .state import (
     MAX_STATE_BYTES,
-    body_config_and_plan,
     check_private_file,
     create_key_file,
     fault_point,
     lock_key_file,
     lock_state,
-    plan_identity,
     read_key,
     remove_stale_temporaries,
     resolve_state_paths,
     seal,
-    status_of,
     unseal,
-    utc_now,
-    validate_body,
     write_private_atomic,
 )
 
 
 logger = logging.getLogger("gtm_core.deployment")
-
-def initial_body(config: GTMConfig, plan: Plan, eta1_bits, seeded: bool, certificate: dict | None) -> dict:
-    """The state body of a new deployment: running, no step done, generation 1, eta_1's bits in
-    its secret part; ``certificate`` (a checked record) is part of this first and only write."""
-    now = utc_now()
-    body = {
-        "deployment_id": _secrets.token_hex(16),  # public: names it in external logs
-        "config": config.to_dict(),
-        "config_sha256": config.digest(),
-        "plan": plan_identity(plan),
-        "secret": {"eta1_bits": eta1_bits},
-        "seeded": bool(seeded),
-        "status": "running",
-        "steps_done": 0,
-        "pending_step": None,
-        "halted_at": None,
-        "failure": None,
-        "transcript": [],
-        "evaluations_total": 0,
-        "generation": 1,
-        "created_utc": now,
-        "updated_utc": now,
-        "gtm_version": __version__,
-    }
-    if certificate is not None:
-        body[CERTIFICATE_FIELD] = dict(certificate)
-    return body
-
 
 class Deployment(LockedStateHandle):
     """A GTM deployment whose state lives in a user-named file (see the module docstring).
@@ -92,10 +59,10 @@ class Deployment(LockedStateHandle):
 
     # -- construction --------------------------------------------------------------------------
     @classmethod
-    def _new(cls, path: Path, key_path: Path, key: bytes, body: dict, config: GTMConfig,
+    def _new(cls, path: Path, key_path: Path, key: bytes, body: StateBody, config: GTMConfig,
              plan: Plan, source: BitSource, lock_fd: int) -> "Deployment":
-        noise = SharedNoise.from_secret_hex(body["secret"]["eta1_bits"], plan.tau1, plan.mu1, source)
-        gtm = GTM.restore_exact(source, noise, steps_taken=body["steps_done"])
+        noise = SharedNoise.from_secret_hex(body.eta1_bits, plan.tau1, plan.mu1, source)
+        gtm = GTM.restore_exact(source, noise, steps_taken=body.steps_done)
         key_fd = lock_key_file(key_path)  # the caller closes lock_fd if anything above raises
         self = object.__new__(cls)
         self._path, self._key_path, self._key = path, key_path, key
@@ -105,9 +72,9 @@ class Deployment(LockedStateHandle):
         self._gtm = gtm
         return self
 
-    def _secret(self) -> dict:
+    def _eta1_bits(self) -> str:
         """eta_1's drawn bits as stored (fixed width)."""
-        return {"eta1_bits": self._gtm.secret_eta1_bits()}
+        return self._gtm.secret_eta1_bits()
 
     @staticmethod
     def _rng_for(rng, seed) -> tuple[BitSource, bool]:
@@ -160,12 +127,12 @@ class Deployment(LockedStateHandle):
         except BaseException:
             os.close(lock_fd)
             raise
-        logger.info("created deployment %s (config sha256 %s, %s)%s", path, body["config_sha256"][:12],
+        logger.info("created deployment %s (config sha256 %s, %s)%s", path, body.config_sha256[:12],
                     plan.parameterization, f" [{NOT_FOR_DEPLOYMENT}]" if seeded else "")
         return dep
 
     @staticmethod
-    def _publish(path: Path, key_path: Path, body: dict) -> bytes:
+    def _publish(path: Path, key_path: Path, body: StateBody) -> bytes:
         """Write a new key, then the sealed first state (exclusively); returns the key. A refused or
         interrupted create leaves nothing: the key written for an unpublished state is removed (only
         a killed process leaves the key behind)."""
@@ -174,7 +141,7 @@ class Deployment(LockedStateHandle):
             key = create_key_file(key_path)
             key_written = True
             fault_point("create:key_written")
-            write_private_atomic(path, seal(body, key), exclusive=True)
+            write_private_atomic(path, seal(body.to_dict(), key), exclusive=True)
         except BaseException as exc:
             if key_written and not os.path.lexists(path):
                 try:
@@ -211,8 +178,7 @@ class Deployment(LockedStateHandle):
             except OSError as exc:
                 raise StateError(f"cannot read state file {str(path)!r}: {exc.strerror}") from None
             where = repr(str(path))
-            body = unseal(data, key, path)
-            validate_body(body, where)
+            body = StateBody.from_dict(unseal(data, key, path), where)
             config, plan = body_config_and_plan(body, where, "; refusing to resume with different parameters")
             remove_stale_temporaries(path)
             dep = cls._new(path, key_path, key, body, config, plan, rng, lock_fd)
@@ -220,10 +186,10 @@ class Deployment(LockedStateHandle):
             os.close(lock_fd)
             raise
         try:
-            if seeded_now and not body["seeded"]:
-                dep._write({**body, "seeded": True})
-            if body["pending_step"] is not None:
-                t = body["pending_step"]
+            if seeded_now and not body.seeded:
+                dep._write(replace(body, seeded=True))
+            if body.pending_step is not None:
+                t = body.pending_step
                 logger.warning("deployment %s: the previous process died during step %d; "
                                "the deployment is now failed", path, t)
                 dep._fail(t, "crashed_during_step",
@@ -232,7 +198,7 @@ class Deployment(LockedStateHandle):
         except BaseException:
             dep.close()
             raise
-        logger.info("opened deployment %s at step %d (%s)", path, body["steps_done"], dep.status)
+        logger.info("opened deployment %s at step %d (%s)", path, body.steps_done, dep.status)
         return dep
 
     # -- public (non-secret) view ---------------------------------------------------------------
@@ -251,60 +217,60 @@ class Deployment(LockedStateHandle):
     @property
     def status(self) -> str:
         """``running``, ``halted`` or ``failed``."""
-        return self._body["status"]
+        return self._body.status
 
     @property
     def steps_done(self) -> int:
         """Number of committed steps."""
-        return self._body["steps_done"]
+        return self._body.steps_done
 
     @property
     def next_step(self) -> int:
         """The step :meth:`step` runs next (1-based)."""
-        return self._body["steps_done"] + 1
+        return self._body.steps_done + 1
 
     @property
     def halted(self) -> bool:
         """True once the deployment has halted (no further steps)."""
-        return self._body["status"] == "halted"
+        return self._body.status == "halted"
 
     @property
     def failed(self) -> bool:
         """True once a step failed (budget, mechanism fault, interruption): terminal, never retried."""
-        return self._body["status"] == "failed"
+        return self._body.status == "failed"
 
     @property
     def halted_at(self) -> int | None:
-        return self._body["halted_at"]
+        return self._body.halted_at
 
     @property
     def failure(self) -> dict | None:
         """``{"step", "kind", "reason"}`` of a failed deployment (public, contains no secret)."""
-        f = self._body["failure"]
-        return None if f is None else dict(f)
+        f = self._body.failure
+        return None if f is None else f.to_dict()
 
     @property
     def seeded(self) -> bool:
-        return self._body["seeded"]
+        return self._body.seeded
 
     @property
     def deployment_id(self) -> str:
         """A random public identifier drawn at creation (for external generation logs)."""
-        return self._body["deployment_id"]
+        return self._body.deployment_id
 
     @property
     def generation(self) -> int:
-        return self._body["generation"]
+        return self._body.generation
 
     @property
     def transcript(self) -> list[tuple[str, int]]:
         """The public transcript, run-length encoded: ``[("continue", k), ("halt", 1)]``."""
-        return [(sym, n) for sym, n in self._body["transcript"]]
+        return [(sym, n) for sym, n in self._body.transcript]
 
     def public_transcript(self) -> list[int]:
         """The transcript as outputs a_t in the original orientation: -1 continue, +1 halt."""
         out: list[int] = []
-        for sym, n in self._body["transcript"]:
+        for sym, n in self._body.transcript:
             out.extend([1 if sym == "halt" else -1] * n)
         return out
 
@@ -312,7 +278,7 @@ class Deployment(LockedStateHandle):
     def evaluations_total(self) -> int:
         """Total mechanism evaluations of committed steps. **Sensitive** (a function of the
         noise N_t): for cost accounting by the curator only, never publish it."""
-        return self._body["evaluations_total"]
+        return self._body.evaluations_total
 
     def status_dict(self) -> dict:
         """Everything public about the deployment (no eta_1, N_t, K_t or evaluation counts):
@@ -321,7 +287,7 @@ class Deployment(LockedStateHandle):
         return status_of(self._path, self._body, self._config, self._plan)
 
     def __repr__(self) -> str:
-        note = f", {NOT_FOR_DEPLOYMENT}" if self._body["seeded"] else ""
+        note = f", {NOT_FOR_DEPLOYMENT}" if self._body.seeded else ""
         return (f"Deployment(path={str(self._path)!r}, status={self.status}, "
                 f"steps_done={self.steps_done}{note})")
 
@@ -346,7 +312,7 @@ class Deployment(LockedStateHandle):
         self._check_can_step()
         if not callable(mechanism):
             raise MechanismError(f"mechanism must be callable, got {type(mechanism).__name__}")
-        t = self._body["steps_done"] + 1
+        t = self._body.steps_done + 1
         sp = uncached_step_plan(self._config, t)
         arguments = StepArguments.planned(sp, self._plan.enforced_budget(sp))
         # a mechanism command is started (its program executed) before anything is drawn or
@@ -376,7 +342,7 @@ class Deployment(LockedStateHandle):
                 except BaseException:
                     self._abandoned = True  # the GTM holds a pending draw: reopen to resume
                     raise
-            self._write({**self._body, "pending_step": t, "secret": self._secret()})
+            self._write(self._body.pending(t, self._eta1_bits()))
             fault_point("step:pending_written")
         except BaseException:
             if stop is not None:  # the command never met the step: kill it unread
@@ -407,22 +373,8 @@ class Deployment(LockedStateHandle):
     def _commit(self, t: int, halted: bool, evaluations: int) -> None:
         """Make step t's outcome durable (a failed write fails the deployment: the step must never
         re-run)."""
-        b = self._body
-        runs = [list(r) for r in b["transcript"]]
-        if runs and runs[-1][0] == "continue" and not halted:
-            runs[-1][1] += 1
-        else:
-            runs.append(["halt" if halted else "continue", 1])
         try:
-            self._write({
-                **b,
-                "pending_step": None,
-                "steps_done": t,
-                "status": "halted" if halted else "running",
-                "halted_at": t if halted else None,
-                "transcript": runs,
-                "evaluations_total": b["evaluations_total"] + evaluations,
-            })
+            self._write(self._body.committed(t, halted, evaluations))
         except StateError as exc:  # e.g. ENOSPC: the outcome is lost, the step must never re-run
             self._commit_failed(t, str(exc))
 
@@ -455,21 +407,20 @@ class Deployment(LockedStateHandle):
         if self._abandoned:
             raise StateError("a step was abandoned before its write-ahead record; reopen the deployment")
         b = self._body
-        if b["status"] == "failed":
-            f = b["failure"]
-            raise HaltedError(f"the deployment failed at step {f['step']} ({f['kind']}); no further steps")
-        if b["status"] == "halted":
-            raise HaltedError(f"the deployment halted at step {b['halted_at']}; no further steps")
-        if b["steps_done"] >= self._config.stream.horizon:
+        if b.status == "failed":
+            raise HaltedError(f"the deployment failed at step {b.failure.step} ({b.failure.kind}); no further steps")
+        if b.status == "halted":
+            raise HaltedError(f"the deployment halted at step {b.halted_at}; no further steps")
+        if b.steps_done >= self._config.stream.horizon:
             raise HaltedError(
                 f"the deployment reached its horizon of {self._config.stream.horizon} steps without halting"
             )
 
-    def _write(self, body: dict) -> None:
+    def _write(self, body: StateBody) -> None:
         """Persist ``body`` (generation + 1) atomically, then adopt it in memory."""
-        new = {**body, "generation": body["generation"] + 1, "updated_utc": utc_now()}
+        new = body.next_generation()
         try:
-            write_private_atomic(self._path, seal(new, self._key), exclusive=False)
+            write_private_atomic(self._path, seal(new.to_dict(), self._key), exclusive=False)
         except OSError as exc:
             self._broken = True
             raise StateError(f"cannot write deployment state {str(self._path)!r}: {exc.strerror}") from None
@@ -492,7 +443,5 @@ class Deployment(LockedStateHandle):
 
     def _fail(self, t: int, kind: str, reason: str) -> None:
         """Enter the terminal failed state at step t, durably."""
-        b = self._body
-        self._write({**b, "status": "failed", "pending_step": None, "secret": self._secret(),
-                     "failure": {"step": t, "kind": kind, "reason": reason}})
+        self._write(self._body.failed(t, kind, reason, self._eta1_bits()))
         logger.warning("deployment %s failed at step %d (%s)", self._path, t, kind)

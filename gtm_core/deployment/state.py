@@ -15,36 +15,19 @@ import os
 import re
 import secrets
 import stat
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from ..config import GTMConfig
-from ..errors import GTMError, InvalidParameter, StateError
-from ..exact_sampling import LazyUniform, SystemBits
+from ..errors import StateError
 from ..files import TEMPORARY_SUFFIX, write_atomic
 from ..inputs import parse_json
-from ..planners import Plan, make_plan, uncached_step_plan
-from ..reference import NOT_FOR_DEPLOYMENT
-from ..validation import is_integer
-from .certificate_record import CERTIFICATE_FIELD, certificate_of, check_certificate_record
+from .body import StateBody, body_config_and_plan, status_of
 
 
 STATE_FORMAT = "gtm-deployment-state"
 STATE_VERSION = 2  # 2: exact sampling (eta_1 stored as its drawn bits); 1: float64 eta_1 (refused)
 KEY_HEADER = "gtm-deployment-key v1 "
 MAX_STATE_BYTES = 256 * 1024 * 1024
-_STATUSES = ("running", "halted", "failed")
-FAILURE_KINDS = (
-    "mechanism_error",
-    "mechanism_timeout",
-    "evaluation_budget_exceeded",
-    "interrupted",
-    "crashed_during_step",
-    "state_write_failed",
-    "precision_limit_exceeded",
-)
-
 V1_REFUSAL = (
     "is a version-1 state whose eta_1 was drawn by the float64 sampler; it cannot be made exact "
     "after the fact, so this version refuses to resume it: retire it and start a new deployment "
@@ -60,11 +43,6 @@ def fault_point(point: str) -> None:
     """Crash-test fault injection: call :data:`fault_hook` (if set) with the protocol point's name."""
     if fault_hook is not None:
         fault_hook(point)
-
-
-def utc_now() -> str:
-    """The current UTC time, ISO 8601 to the second (the state's timestamps)."""
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def canonical_body(body: dict) -> bytes:
@@ -203,95 +181,6 @@ def open_envelope(data: bytes | str, where: str, *, fmt: str, version: int, kind
     return doc, body, raw
 
 
-def plan_identity(plan: Plan) -> dict:
-    """The plan's global parameters stored in the state (a resumed deployment must plan the same)."""
-    return {
-        "parameterization": plan.parameterization,
-        "tau1": float(plan.tau1),
-        "mu1": float(plan.mu1),
-        "epsilon": None if plan.epsilon is None else float(plan.epsilon),
-        "evaluation_budget": plan.budget_policy,
-    }
-
-
-OLD_BUDGET_POLICY_REFUSAL = (
-    "was created by a gtm that always refused steps over their evaluation budget: such a run is "
-    "(epsilon, delta)-DP, not the pure epsilon-DP it was labelled, so this version refuses to resume it "
-    "as pure; retire it and start a new deployment with 'gtm deploy init' (docs/deployment.md)"
-)
-
-
-def validate_body(body: dict, where: str) -> None:
-    """Shape and consistency of an authenticated body (a bug or a key holder could still
-    produce a malformed one)."""
-
-    def bad(what: str):
-        raise StateError(f"state file {where} is inconsistent: {what}")
-
-    def is_int(v):
-        return is_integer(v)
-
-    required = {
-        "deployment_id": str, "config": dict, "config_sha256": str, "plan": dict, "secret": dict, "seeded": bool,
-        "status": str, "steps_done": int, "transcript": list, "evaluations_total": int,
-        "generation": int, "created_utc": str, "updated_utc": str,
-    }
-    for name, typ in required.items():
-        if name not in body:
-            bad(f"missing field {name!r}")
-        if not isinstance(body[name], typ) or (typ is int and isinstance(body[name], bool)):
-            bad(f"field {name!r} has the wrong type")
-    for name in ("pending_step", "halted_at", "failure"):
-        if name not in body:
-            bad(f"missing field {name!r}")
-    if not re.fullmatch(r"[0-9a-f]{32}", body["deployment_id"]):
-        bad("malformed deployment id")
-    bits = body["secret"].get("eta1_bits")
-    if set(body["secret"]) != {"eta1_bits"} or not isinstance(bits, str):
-        bad("the stored noise is not a bit string")
-    try:
-        LazyUniform.from_hex(bits, SystemBits())
-    except InvalidParameter:
-        bad("the stored noise is not a valid bit string")
-    if body["status"] not in _STATUSES:
-        bad(f"unknown status {body['status']!r}")
-    done = body["steps_done"]
-    if done < 0 or body["evaluations_total"] < 0 or body["generation"] < 1:
-        bad("negative counter")
-    pending, halted_at, failure = body["pending_step"], body["halted_at"], body["failure"]
-    if pending is not None and (not is_int(pending) or pending != done + 1 or body["status"] != "running"):
-        bad("pending step does not follow the committed steps")
-    runs = body["transcript"]
-    continues = halts = 0
-    for i, run in enumerate(runs):
-        if (not isinstance(run, list) or len(run) != 2 or run[0] not in ("continue", "halt")
-                or not is_int(run[1]) or run[1] < 1):
-            bad("malformed transcript")
-        if run[0] == "continue":
-            if i != 0:
-                bad("malformed transcript")
-            continues += run[1]
-        else:
-            if i != len(runs) - 1 or run[1] != 1:
-                bad("malformed transcript")
-            halts += 1
-    if continues + halts != done:
-        bad("transcript length differs from the committed steps")
-    if body["status"] == "halted":
-        if halts != 1 or halted_at != done:
-            bad("halted state without a final halt")
-    elif halts or halted_at is not None:
-        bad("a halt in the transcript of a non-halted state")
-    if body["status"] == "failed":
-        if (not isinstance(failure, dict) or failure.get("kind") not in FAILURE_KINDS
-                or failure.get("step") != done + 1 or not isinstance(failure.get("reason"), str)):
-            bad("failed state without a valid failure record")
-    elif failure is not None:
-        bad("a failure record in a non-failed state")
-    if body.get(CERTIFICATE_FIELD) is not None:
-        check_certificate_record(body[CERTIFICATE_FIELD], body["config_sha256"], where)
-
-
 def read_state_body_unchecked(path) -> dict:
     """Test helper: the body of a state file *without* authentication (holds eta_1)."""
     return json.loads(Path(path).read_text())["body"]
@@ -386,51 +275,11 @@ def read_sealed(path: Path, key: bytes, *, fmt: str = STATE_FORMAT, version: int
 def read_certificate(path, key_path=None) -> dict | None:
     """The certificate record of the deployment at ``path`` (authenticated), or None."""
     path, key_path, _ = resolve_state_paths(path, key_path)
-    body = read_sealed(path, read_key(key_path))
-    validate_body(body, repr(str(path)))
-    return certificate_of(body)
+    certificate = StateBody.from_dict(read_sealed(path, read_key(key_path)), repr(str(path))).certificate
+    return None if certificate is None else dict(certificate)
 
 
 # -- the public status, and a read-only view of it ------------------------------------------------
-
-
-def status_of(path: Path, body: dict, config: GTMConfig, plan: Plan) -> dict:
-    """Everything public about a deployment (no eta_1, N_t, K_t or evaluation counts): the status
-    of :meth:`gtm_core.deployment.Deployment.status_dict`."""
-    b = body
-    done = b["steps_done"]
-    horizon = config.stream.horizon
-    f = b["failure"]
-    out = {
-        "state_file": str(path),
-        "deployment_id": b["deployment_id"],
-        "status": b["status"],
-        "steps_done": done,
-        "next_step": None if b["status"] != "running" or done >= horizon else done + 1,
-        "horizon": horizon,
-        "horizon_reached": b["status"] == "running" and done >= horizon,
-        "halted_at": b["halted_at"],
-        "failure": None if f is None else dict(f),
-        "transcript": [list(r) for r in b["transcript"]],
-        "config_sha256": b["config_sha256"],
-        "plan": dict(b["plan"]),
-        "privacy": plan.privacy_statement(),
-        "privacy_delta": plan.privacy_delta(),
-        "seeded": b["seeded"],
-        "note": NOT_FOR_DEPLOYMENT if b["seeded"] else None,
-        "generation": b["generation"],
-        "created_utc": b["created_utc"],
-        "updated_utc": b["updated_utc"],
-    }
-    if out["next_step"] is not None:
-        sp = uncached_step_plan(config, done + 1)
-        out["next_step_plan"] = {
-            "t": sp.t, "s": sp.s, "c": sp.c, "eps_t": sp.eps_t, "p_star": sp.p_star,
-            "evaluation_budget": sp.evaluation_budget,
-            "evaluation_budget_enforced": plan.enforced_budget(sp) is not None,
-            "budget_exceed_probability": sp.budget_exceed_probability,
-        }
-    return out
 
 
 def state_is_read_only(path, key_path=None) -> bool:
@@ -446,25 +295,6 @@ def state_is_read_only(path, key_path=None) -> bool:
     return not os.access(directory, os.W_OK | os.X_OK)
 
 
-def body_config_and_plan(body: dict, where: str, resume_note: str) -> tuple[GTMConfig, Plan]:
-    """The configuration a validated state body holds and its plan, re-derived by this version of
-    gtm: refused if the configuration is invalid, does not match its SHA-256, predates the budget
-    policy, or plans differently now (``resume_note`` is appended to that last message)."""
-    try:
-        config = GTMConfig.from_dict(body["config"])
-    except GTMError:
-        raise StateError(f"state file {where} holds an invalid configuration") from None
-    if config.digest() != body["config_sha256"]:
-        raise StateError(f"state file {where}: configuration does not match its SHA-256")
-    plan = make_plan(config)
-    if "evaluation_budget" not in body["plan"]:
-        raise StateError(f"state file {where} {OLD_BUDGET_POLICY_REFUSAL}")
-    if plan_identity(plan) != body["plan"]:
-        raise StateError(f"state file {where}: this version of gtm plans the configuration differently "
-                         f"(tau1/mu1/epsilon changed){resume_note}")
-    return config, plan
-
-
 def read_only_status(path, key_path=None) -> dict:
     """The public status of the deployment at ``path`` without writing anything (no lock file is
     created): a shared ``flock`` on the key file (refused while a process has the deployment
@@ -476,10 +306,10 @@ def read_only_status(path, key_path=None) -> dict:
     fd = lock_key_file(key_path, shared=True)
     try:
         where = repr(str(path))
-        body = read_sealed(path, read_key(key_path))
-        validate_body(body, where)
+        body = StateBody.from_dict(read_sealed(path, read_key(key_path)), where)
         config, plan = body_config_and_plan(body, where, "")
-        return {**status_of(path, body, config, plan), "certificate": certificate_of(body),
-                "pending_step": body["pending_step"]}
+        certificate = None if body.certificate is None else dict(body.certificate)
+        return {**status_of(path, body, config, plan), "certificate": certificate,
+                "pending_step": body.pending_step}
     finally:
         os.close(fd)
