@@ -23,6 +23,19 @@ def _fmt(x, digits=3) -> str:
 
 def bench_markdown(result: dict) -> str:
     """The readable benchmark report (Markdown): settings, done-when checks and one table per cell."""
+    lines = _header_lines(result) + _checks_lines(result["checks"])
+    lines.append("")
+    for e in result.get("errors", []):
+        lines.append(f"* **cell failed**: {e['cell']}: {e['error']}")
+    lines.append("")
+    for cell in result["cells"]:
+        if "error" not in cell:
+            lines += _cell_lines(cell)
+    return "\n".join(lines) + "\n"
+
+
+def _header_lines(result: dict) -> list[str]:
+    """Title, settings and the column legend."""
     s = result["settings"]
     lines = ["# gtm bench: GTM and its peers on the same workload", "",
              f"beta = {s['beta']}, GTM theta = {s['theta']}, gamma = {s['gamma']}; seed {s['seed']}; "
@@ -41,11 +54,15 @@ def bench_markdown(result: dict) -> str:
              "Liu-Talwar is (eps, 1e-6)-DP and halts reliably only well above p*; AboveThreshold is an oracle "
              "baseline (reads f_t); ThresholdSelect spends eps per step. Peers whose accuracy holds w.p. 1 - 2 beta "
              "(Cohen, Ghazi) are run with beta/2.", ""]
-    ck = result["checks"]
+    return lines
+
+
+def _checks_lines(ck: dict) -> list[str]:
+    """The done-when checks: Table 1, the exact-vs-theorem21 median cell, Theorem 31 ratios, claims."""
     t1 = ck["table1"]
-    lines += ["## Done-when checks", "",
-              f"* Table 1 (GTM p_bar >= every comparable peer's, equal eps and beta): theorem21 wins "
-              f"{t1['theorem21_wins']}/{t1['comparisons']}, best GTM variant wins {t1['best_gtm_wins']}/{t1['comparisons']}."]
+    lines = ["## Done-when checks", "",
+             f"* Table 1 (GTM p_bar >= every comparable peer's, equal eps and beta): theorem21 wins "
+             f"{t1['theorem21_wins']}/{t1['comparisons']}, best GTM variant wins {t1['best_gtm_wins']}/{t1['comparisons']}."]
     lines.append(f"* Claimed thresholds (each mechanism's own statement): theorem21's claimed p_bar >= the peer's claimed "
                  f"p_bar in {t1['theorem21_claim_wins']}/{t1['comparisons']} comparisons.")
     for c in t1["losses"]:
@@ -84,33 +101,31 @@ def bench_markdown(result: dict) -> str:
     lines.append(f"* Claimed p_bar <= measured p_bar (each mechanism's own accuracy statement): "
                  f"{len(ck['claims_hold']['rows']) - len(v)}/{len(ck['claims_hold']['rows'])} hold"
                  + ("" if not v else "; violations: " + "; ".join(f"{c['mechanism']} at {c['cell']}" for c in v)))
+    return lines
+
+
+def _cell_lines(cell: dict) -> list[str]:
+    """One cell's floors and its table of mechanisms."""
+    lines = [f"## {cell_key(cell)}", "",
+             f"Floors: Corollary 30 p_bar <= {_fmt(cell['corollary30_p_bar_ceiling'], 4)} "
+             f"(Lambda_0 = {_fmt(cell['corollary30_Lambda0'], 4)}); Theorem 31 E[N_t] >= "
+             f"{_fmt(cell['theorem31_evals_floor'], 4)}.", "",
+             "| mechanism | guarantee | claimed p_bar | p_bar (95% CI) | method | halt@p* | p_halt | "
+             "evals/step mean | p99 | /Thm31 |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in cell["rows"]:
+        ci = r.get("p_bar_ci")
+        if ci is None and "sim_check" in r:
+            sc = r["sim_check"]
+            pb = f"{_fmt(r['p_bar'], 4)} (sim {sc['rate']:.4f} [{sc['ci'][0]:.4f}, {sc['ci'][1]:.4f}])"
+        else:
+            pb = f"{_fmt(r['p_bar'], 4)} [{_fmt(ci[0], 3)}, {_fmt(ci[1], 3)}]"
+        lines.append(f"| {r['mechanism']} | {r['guarantee']} | {_fmt(r['claimed_p_bar'], 4)} | {pb} | {r['method']} | "
+                     f"{r['halt_rate_at_p_star']:.4f} | {_fmt(r['p_halt'], 4)} | {_fmt(r['evals_mean'], 4)} | "
+                     f"{_fmt(r['evals_p99'], 4)}{' (E=inf)' if r.get('evals_note') else ''} | "
+                     f"{_fmt(r['evals_over_theorem31'], 3)} |")
     lines.append("")
-    for e in result.get("errors", []):
-        lines.append(f"* **cell failed**: {e['cell']}: {e['error']}")
-    lines.append("")
-    for cell in result["cells"]:
-        if "error" in cell:
-            continue
-        lines += [f"## {cell_key(cell)}", "",
-                  f"Floors: Corollary 30 p_bar <= {_fmt(cell['corollary30_p_bar_ceiling'], 4)} "
-                  f"(Lambda_0 = {_fmt(cell['corollary30_Lambda0'], 4)}); Theorem 31 E[N_t] >= "
-                  f"{_fmt(cell['theorem31_evals_floor'], 4)}.", "",
-                  "| mechanism | guarantee | claimed p_bar | p_bar (95% CI) | method | halt@p* | p_halt | "
-                  "evals/step mean | p99 | /Thm31 |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
-        for r in cell["rows"]:
-            ci = r.get("p_bar_ci")
-            if ci is None and "sim_check" in r:
-                sc = r["sim_check"]
-                pb = f"{_fmt(r['p_bar'], 4)} (sim {sc['rate']:.4f} [{sc['ci'][0]:.4f}, {sc['ci'][1]:.4f}])"
-            else:
-                pb = f"{_fmt(r['p_bar'], 4)} [{_fmt(ci[0], 3)}, {_fmt(ci[1], 3)}]"
-            lines.append(f"| {r['mechanism']} | {r['guarantee']} | {_fmt(r['claimed_p_bar'], 4)} | {pb} | {r['method']} | "
-                         f"{r['halt_rate_at_p_star']:.4f} | {_fmt(r['p_halt'], 4)} | {_fmt(r['evals_mean'], 4)} | "
-                         f"{_fmt(r['evals_p99'], 4)}{' (E=inf)' if r.get('evals_note') else ''} | "
-                         f"{_fmt(r['evals_over_theorem31'], 3)} |")
-        lines.append("")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def write_plots(result: dict, out_dir) -> list[str]:
