@@ -89,7 +89,8 @@ def privacy_claim(plan: Plan, *, claim: str = "auto") -> PrivacyClaim:
     hockey-stick test otherwise.
 
     Raises:
-        InvalidParameter: ``claim`` is not one of ``auto``, ``pure``, ``approximate``.
+        InvalidParameter: ``claim`` is not one of ``auto``, ``pure``, ``approximate``, or the
+            (epsilon, delta) claim is vacuous (delta >= 1, e.g. ``examples/unsafe_budget.toml``).
     """
     if not isinstance(plan, Plan):
         raise InvalidParameter(f"plan must be a gtm_core Plan, got {type(plan).__name__}")
@@ -101,6 +102,9 @@ def privacy_claim(plan: Plan, *, claim: str = "auto") -> PrivacyClaim:
                                           f"{policy} claims only {plan.privacy_statement()}")
         return PrivacyClaim(PURE, claimed_epsilon(plan), 0.0, reason, LOSS if plan.pure else HOCKEY_STICK)
     reason = policy if claim == "auto" else f"the (epsilon, delta) claim was forced (claim = \"approximate\"), {policy}"
+    if not plan.privacy_delta() < 1:
+        raise InvalidParameter(f"delta: the configuration claims {plan.privacy_statement()}; a delta >= 1 holds for "
+                               f"every mechanism, so there is nothing to audit (got {plan.privacy_delta()!r})")
     return PrivacyClaim(APPROXIMATE, float(plan.worst_claimed_loss()), float(plan.privacy_delta()), reason,
                         HOCKEY_STICK)
 
