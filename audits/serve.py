@@ -5,11 +5,12 @@
 Reads one request per line on stdin, ``{"p": [...], "n": N, "seed": S}``, answers
 ``{"halt": [...], "evaluations": [...]}`` (evaluations only when the request has
 ``"evaluations": true``; not under ``evaluation_budget = "refuse"``, whose correct deployment is
-:func:`audits.capped_target.deployed_outcomes`, refusals answered as ``-t``). ``--seed-mode request`` (default) seeds each request's generator with S
-so audits are reproducible; ``--seed-mode os`` ignores S and draws fresh operating-system
-entropy (a deployment's behaviour). ``--broken VARIANT`` serves one of the deliberately broken
-deployments of :mod:`audits.power.broken` (the auditor's power suite). A bad request gets
-``{"error": "..."}``; the server keeps running.
+:func:`audits.capped_target.deployed_outcomes`, refusals answered as ``-t``). ``--seed-mode
+request`` (default) seeds each request's generator with S so audits are reproducible;
+``--seed-mode os`` ignores S and draws fresh operating-system entropy (a deployment's behaviour).
+``--broken VARIANT`` serves one of the deliberately broken deployments of
+:mod:`audits.power.broken` (the auditor's power suite). A bad request gets ``{"error": "..."}``;
+the server keeps running.
 """
 
 from __future__ import annotations
