@@ -52,6 +52,8 @@ def test_the_claim_follows_the_policy(capped):
     pure = privacy_claim(plan_for("none"))
     assert (pure.measure, pure.method, pure.delta) == (PURE, LOSS, 0.0)
     assert pure.statement() == 'claim: 1-DP (pure) because evaluation_budget = "none"'
+    approx = privacy_claim(plan_for("none"), claim="approximate")  # forced: delta = 0, the hockey-stick test
+    assert (approx.measure, approx.method, approx.delta) == (APPROXIMATE, HOCKEY_STICK, 0.0)
 
 
 def test_bad_claims_are_refused(capped):
