@@ -127,7 +127,9 @@ def audit(
             (:class:`~audits.targets.SimulatorTarget`, :class:`~audits.targets.ReferenceTarget`,
             :class:`~audits.targets.CallableTarget`, :class:`~audits.targets.SubprocessTarget`).
         epsilon: the output privacy the deployment claims (pure epsilon-DP); the verdict is
-            ``"violation"`` when the lower bound exceeds it.
+            ``"violation"`` when the lower bound exceeds it. A capped deployment
+            (``evaluation_budget = "refuse"``) claims only (epsilon, delta): audit it with
+            :func:`audits.capped_claim.audit_claim` and :func:`audits.capped_claim.privacy_claim`.
         eps_t: the privacy of the input mechanisms M_t: a number for every step, or a list
             with one number per step 1..L, or an :class:`~gtm_core.input_privacy.InputPrivacy`
             (the audit then builds streams of at most L steps, never guessing eps_t beyond the

@@ -4,11 +4,13 @@
 
 Reads one request per line on stdin, ``{"p": [...], "n": N, "seed": S}``, answers
 ``{"halt": [...], "evaluations": [...]}`` (evaluations only when the request has
-``"evaluations": true``). ``--seed-mode request`` (default) seeds each request's generator with S
-so audits are reproducible; ``--seed-mode os`` ignores S and draws fresh operating-system
-entropy (a deployment's behaviour). ``--broken VARIANT`` serves one of the deliberately broken
-deployments of :mod:`audits.power.broken` (the auditor's power suite). A bad request gets
-``{"error": "..."}``; the server keeps running.
+``"evaluations": true``; not under ``evaluation_budget = "refuse"``, whose correct deployment is
+:func:`audits.capped_target.deployed_outcomes`, refusals answered as ``-t``). ``--seed-mode
+request`` (default) seeds each request's generator with S so audits are reproducible;
+``--seed-mode os`` ignores S and draws fresh operating-system entropy (a deployment's behaviour).
+``--broken VARIANT`` serves one of the deliberately broken deployments of
+:mod:`audits.power.broken` (the auditor's power suite). A bad request gets ``{"error": "..."}``;
+the server keeps running.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from gtm_core.inputs import parse_json
 from gtm_core.planners import make_plan
 from gtm_core.validation import is_integer, is_real
 
+from .capped_target import deployed_outcomes
 from .power.broken import VARIANTS, simulate_deployment, variant
 
 
@@ -40,6 +43,13 @@ def handle(plan, deployment, request: dict, seed_mode: str) -> dict:
         return {"error": f"seed must be a non-negative integer, got {seed!r}"}
     want_evals = bool(request.get("evaluations", False))
     rng = np.random.default_rng(seed if seed_mode == "request" else None)
+    if deployment.is_algorithm1 and not plan.pure:  # the capped deployment, refusals included (-t)
+        if want_evals:
+            return {"error": "evaluation counts are not served under evaluation_budget = \"refuse\""}
+        try:
+            return {"halt": deployed_outcomes(plan, p, n, rng).tolist()}
+        except GTMError as exc:
+            return {"error": str(exc)}
     try:
         res = simulate_deployment(plan, deployment, p, n, rng, evaluations=want_evals)
     except GTMError as exc:

@@ -8,7 +8,10 @@
 With ``--config`` the claimed epsilon (for theorem23: the largest claimed halting loss up to the
 horizon) and eps_t (a number or the per-step list) come from the configuration the deployment
 claims, validated as every configuration is; ``--epsilon`` / ``--eps-t`` may still be given and
-must then agree with it.
+must then agree with it. The configuration's ``evaluation_budget`` picks the claim
+(:func:`audits.capped_claim.privacy_claim`): ``"none"`` pure epsilon (the loss test), ``"refuse"``
+(epsilon, delta) (the hockey-stick test on the finite outcomes); ``--claim pure`` forces the pure
+claim on a capped configuration (tested as delta = 0).
 
 Exit codes: 1 when a violation is found (lower bound > claimed epsilon), 0 when none is found,
 2 on bad input or a broken target (crash, hang, malformed answers) - never a verdict then.
@@ -39,6 +42,10 @@ WEAK_SAMPLES = 1_000_000  # fewer runs than this: the bound is far from what the
                    "per step 1..L (the audit's streams then have at most L steps)")
 @click.option("--config", "config_path", default=None,
               help="configuration the deployment claims: epsilon and eps_t are taken from it")
+@click.option("--claim", "claim", type=click.Choice(["auto", "pure", "approximate"]), default="auto",
+              show_default=True,
+              help="with --config: the claim to test; auto = the configuration's (pure under evaluation_budget = "
+                   "none, (epsilon, delta) under refuse)")
 @click.option("--seconds", type=float, default=60.0, show_default=True, help="hard time budget")
 @click.option("--seed", type=int, default=0, show_default=True, help="seed of the audit (requests carry derived seeds)")
 @click.option("--confidence", type=float, default=0.95, show_default=True,
@@ -54,9 +61,10 @@ WEAK_SAMPLES = 1_000_000  # fewer runs than this: the bound is far from what the
 @click.option("--quiet", "--no-progress", "quiet", is_flag=True, help="no progress bar on stderr")
 @execution_options
 @guard
-def command(target_cmd, epsilon, eps_t, config_path, seconds, seed, confidence, max_samples, max_T, timeout,
+def command(target_cmd, epsilon, eps_t, config_path, claim, seconds, seed, confidence, max_samples, max_T, timeout,
             json_path, report_path, quiet, workers, scheduler):
     """Audit a GTM deployment: lower bound on its privacy loss and a verdict."""
+    from ..capped_claim import HOCKEY_STICK
     from ..gtm_audit import DEFAULT_MAX_T, audit, audit_parameters, check_audit_arguments
     from ..report import render_report, report_format
     from ..targets import SubprocessTarget
@@ -79,11 +87,16 @@ def command(target_cmd, epsilon, eps_t, config_path, seconds, seed, confidence, 
         privacy = InputPrivacy.from_user(eps_values[0] if len(eps_values) == 1 else eps_values, field="--eps-t")
     if config_path is not None:
         epsilon, privacy = _agree_with_config(config_path, epsilon, privacy, audit_parameters)
-    max_T = _stream_limit(max_T, privacy, DEFAULT_MAX_T)
+    requested_T, max_T = max_T, _stream_limit(max_T, privacy, DEFAULT_MAX_T)
     # the library's own checks, before the target starts (a GTMError is exit 2, one line)
     check_audit_arguments(epsilon=epsilon, eps_t=privacy, seconds=seconds, max_samples=max_samples,
                           confidence=confidence, seed=seed, max_T=max_T)
-    capped = _approximate_claim(config_path)
+    stated = _stated_claim(config_path, claim)
+    if stated is not None and stated.method == HOCKEY_STICK:
+        if report_out is not None:
+            raise UsageFailure("--report: not available for an (epsilon, delta) audit; use --json")
+        _hockey_stick(stated, target_cmd, privacy, seconds, seed, confidence, max_samples, requested_T, timeout,
+                      json_out)
     with make_executor(workers, scheduler) as executor, SubprocessTarget(target_cmd, timeout=timeout) as target:
         result = audit(target, epsilon=epsilon, eps_t=privacy, seconds=seconds, seed=seed, max_samples=max_samples,
                        confidence=confidence, progress=not quiet and sys.stderr.isatty(), max_T=max_T,
@@ -94,12 +107,14 @@ def command(target_cmd, epsilon, eps_t, config_path, seconds, seed, confidence, 
     report_text = render_report(result, report_fmt) if report_out is not None else None  # before any file
     payload = result.to_dict()
     payload["execution"] = execution
-    if capped is not None:
-        payload["configuration_privacy"] = capped
+    if stated is not None:
+        payload["claim"] = stated.to_dict()
     write_json(json_out, payload)
     if report_out is not None:
         write_atomic(report_out, report_text)
     w = result.witness
+    if stated is not None:
+        click.echo(stated.statement())
     click.echo(f"verdict: {result.verdict}")
     click.echo(f"epsilon claimed: {result.epsilon_claimed:g}   lower bound ({result.confidence:g} confidence): "
                f"{result.epsilon_lower_bound:.4f}")
@@ -107,10 +122,6 @@ def command(target_cmd, epsilon, eps_t, config_path, seconds, seed, confidence, 
         click.echo(f"witness: event {w.event}, P = {w.probability_a:.4g} (>= {w.probability_a_lower:.4g}), "
                    f"P' = {w.probability_b:.4g} (<= {w.probability_b_upper:.4g}), {w.n_a:,} runs each")
     click.echo(f"samples: {result.samples:,} in {result.seconds:.1f} s")
-    if capped is not None:
-        click.echo(f"note: the configuration claims {capped['statement']}; this audit tests the pure epsilon "
-                   f"part, so a violation is evidence against pure epsilon-DP, not necessarily against "
-                   f"delta = {capped['delta']:.3g}")
     if result.samples < WEAK_SAMPLES:
         click.echo(f"gtm: warning: only {result.samples:,} runs in {result.seconds:.0f} s (a slow target or a small "
                    f"--max-samples): the lower bound is weak and can miss a violation; a larger --seconds or a faster "
@@ -118,16 +129,37 @@ def command(target_cmd, epsilon, eps_t, config_path, seconds, seed, confidence, 
     sys.exit(EXIT_CHECK_FAILED if result.violation else EXIT_OK)
 
 
-def _approximate_claim(path) -> dict | None:
-    """The (epsilon, delta) claim of a configuration whose evaluation budget is enforced by refusal
-    (None without a configuration or for the pure ``"none"`` policy)."""
+def _stated_claim(path, claim: str):
+    """The claim to test (:func:`audits.capped_claim.privacy_claim` of the configuration's plan); None
+    without a configuration (then --epsilon is a pure claim; --claim other than auto is refused)."""
+    from ..capped_claim import privacy_claim
+
     if path is None:
+        if claim != "auto":
+            raise UsageFailure(f"--claim {claim} needs --config (the claim is the configuration's)")
         return None
-    plan = make_plan(GTMConfig.load(path))
-    if plan.pure:
-        return None
-    return {"evaluation_budget": plan.budget_policy, "epsilon": plan.worst_claimed_loss(),
-            "delta": plan.privacy_delta(), "statement": plan.privacy_statement()}
+    return privacy_claim(make_plan(GTMConfig.load(path)), claim=claim)
+
+
+def _hockey_stick(stated, target_cmd, privacy, seconds, seed, confidence, max_samples, max_T, timeout, json_out):
+    """The (epsilon, delta) audit of a capped deployment (:func:`audits.capped_claim.audit_claim`): one
+    JSON, four lines, exit 1 on a violation."""
+    from ..capped_claim import audit_claim
+    from ..targets import SubprocessTarget
+
+    with SubprocessTarget(target_cmd, timeout=timeout) as target:
+        result = audit_claim(target, stated, eps_t=privacy, seconds=seconds, seed=seed, confidence=confidence,
+                             max_samples=max_samples, max_T=max_T).result
+    write_json(json_out, {**result.to_dict(), "claim": stated.to_dict()})
+    w = result.witness
+    click.echo(stated.statement())
+    click.echo(f"verdict: {result.verdict}")
+    click.echo(f"delta claimed at epsilon {result.epsilon:g}: {result.delta_claimed:.3g}   lower bound "
+               f"({result.confidence:g} confidence): {result.delta_lower_bound:.4g}")
+    click.echo(f"witness: p = {w['input']}, p' = {w['input_prime']}, event {{{', '.join(w['event_outputs'])}}}: "
+               f"{w['count']:,} vs {w['count_prime']:,} of {w['n']:,} runs each")
+    click.echo(f"samples: {result.samples:,} in {result.seconds:.1f} s")
+    sys.exit(EXIT_CHECK_FAILED if result.violation else EXIT_OK)
 
 
 def _agree_with_config(path, epsilon, privacy, audit_parameters):

@@ -157,3 +157,17 @@ def test_bad_arguments():
         audit_finite(t, [], epsilon=1.0)
     with pytest.raises(InvalidParameter, match="delta"):
         audit_finite_delta(t, PAIRS, epsilon=1.0, delta=1.5)
+
+
+def test_penalised_selection_score_subtracts_one_standard_error():
+    from audits.finite import selection_score
+
+    assert selection_score(0.01, 0.002, math.e, 10_000, False) == pytest.approx(0.01 - math.e * 0.002)
+    pen = selection_score(0.01, 0.002, math.e, 10_000, True)
+    assert pen == pytest.approx(0.01 - math.e * 0.002 - math.sqrt((0.01 + math.e ** 2 * 0.002) / 10_000))
+    # a rare event's real gap (3 hits vs 0) outranks a frequent event's noise of the same raw score
+    assert selection_score(3e-4, 0.0, math.e, 10_000, True) > selection_score(0.05 + 3e-4, 0.05 / math.e, math.e,
+                                                                              10_000, True)
+    with pytest.raises(InvalidParameter, match="penalised"):
+        audit_finite_delta(CallableFiniteTarget(randomized_response(1.0)), PAIRS, epsilon=1.0, delta=0.01,
+                           penalised="yes")

@@ -46,3 +46,13 @@ def test_a_deeply_nested_line_is_an_error_answer_and_the_server_keeps_serving():
     assert "nests deeper" in answers[0]["error"]
     assert "duplicate key 'n'" in answers[1]["error"]  # which "n" wins is not left to the JSON reader
     assert len(answers[2]["halt"]) == 3
+
+
+def test_a_capped_configuration_is_served_with_its_refusals():
+    # the correct deployment of evaluation_budget = "refuse": refusals answered as -t (unsafe_budget's
+    # factor-1 budget refuses a sizeable share of the steps), evaluation counts not served
+    plan = make_plan(GTMConfig.load("examples/unsafe_budget.toml"))
+    halt = handle(plan, CORRECT, {"p": [0.9, 0.9], "n": 2000, "seed": 1}, "request")["halt"]
+    assert min(halt) == -1 and max(halt) == 1
+    assert "not served" in handle(plan, CORRECT, {"p": [0.9], "n": 3, "evaluations": True}, "request")["error"]
+    assert "error" in handle(plan, CORRECT, {"p": [2.0], "n": 1}, "request")

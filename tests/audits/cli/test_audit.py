@@ -123,6 +123,7 @@ def test_config_gives_the_same_audit_as_the_flags(tmp_path):
     from audits.audit_results import without_timings
 
     by_config, by_flags = without_timings(by_config), without_timings(by_flags)
+    assert by_config.pop("claim")["statement"] == 'claim: 1-DP (pure) because evaluation_budget = "none"'
     assert by_config == by_flags and by_config["epsilon_claimed"] == 1.0
 
 
@@ -160,3 +161,63 @@ def test_eps_t_flag_follows_the_configuration_rule():
     """eps_t = 0 is allowed at some steps (as in a configuration), not at all of them, never negative."""
     assert _run(["--target", SERVE, "--epsilon", "1", "--eps-t", "0", "--quiet"]).exit_code == 2
     assert _run(["--target", SERVE, "--epsilon", "1", "--eps-t", "-0.1", "--quiet"]).exit_code == 2
+
+
+CAPPED_TOML = """[gtm]
+epsilon = 1.0
+parameterization = "theorem21"
+theta = 1.0
+gamma = 2.0
+beta = 0.05
+evaluation_budget = "refuse"
+
+[stream]
+eps_t = 0.5
+p_star = 0.5
+horizon = 10
+"""
+
+
+def _capped(tmp_path):
+    cfg = tmp_path / "capped.toml"
+    cfg.write_text(CAPPED_TOML)
+    return cfg, f"{sys.executable} -m audits.serve {cfg}"
+
+
+def test_capped_config_is_audited_against_its_eps_delta_claim(tmp_path):
+    # confidence 0.95, seed 1; the power companion is the forced pure claim below (same config, flagged)
+    cfg, serve = _capped(tmp_path)
+    out = tmp_path / "r.json"
+    res = _run(["--target", serve, "--config", str(cfg), "--seconds", "60", "--seed", "1", "--json", str(out),
+                "--quiet"])
+    assert res.exit_code == 0, res.output
+    assert res.output.splitlines()[0] == 'claim: (1, 0.0111)-DP because evaluation_budget = "refuse"'
+    d = json.loads(out.read_text())
+    assert d["claim"]["measure"] == "approximate" and d["claim"]["method"] == "hockey-stick"
+    assert d["verdict"] == "no-violation-found" and 0 < d["delta_lower_bound"] < d["delta_claimed"]
+
+
+def test_forced_pure_claim_on_a_capped_config_is_violated(tmp_path):
+    cfg, serve = _capped(tmp_path)
+    res = _run(["--target", serve, "--config", str(cfg), "--claim", "pure", "--seconds", "60", "--seed", "1",
+                "--quiet"])
+    assert res.exit_code == 1, res.output
+    assert res.output.startswith("claim: 1-DP (pure) because the pure claim was forced")
+    assert "verdict: violation" in res.output and "event {halt@1}" in res.output
+
+
+def test_claim_choice_is_checked_before_any_work(tmp_path):
+    cfg, serve = _capped(tmp_path)
+    res = _run(["--target", SERVE, "--epsilon", "1", "--eps-t", "0.1", "--claim", "pure"])
+    assert res.exit_code == 2 and "--claim pure needs --config" in res.output
+    rep = tmp_path / "r.html"
+    res = _run(["--target", serve, "--config", str(cfg), "--report", str(rep)])
+    assert res.exit_code == 2 and "not available for an (epsilon, delta) audit" in res.output
+    assert not rep.exists()
+
+
+def test_uncapped_config_states_its_pure_claim():
+    res = _run(["--target", SERVE, "--config", "examples/default.toml", "--max-samples", "20000", "--max-T", "2",
+                "--seconds", "60", "--quiet"])
+    assert res.exit_code == 0, res.output
+    assert res.output.splitlines()[0] == 'claim: 1-DP (pure) because evaluation_budget = "none"'

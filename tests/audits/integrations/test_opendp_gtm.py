@@ -226,3 +226,29 @@ def test_audit_end_to_end_finds_no_violation_and_flags_a_broken_variant():
     strong = _rr(0.999)
     broken = audit_measurement(_released(broken_gtm, [strong]), seconds=60, seed=0)
     assert broken.verdict == "violation" and broken.epsilon_lower_bound > 2.0
+
+
+def test_capped_gtm_composes_as_an_approximate_measurement_and_not_as_a_pure_one():
+    # examples/budget/capped.toml: evaluation_budget = "refuse", (1, 0.0111)-DP (docs/deployment.md)
+    cfg = GTMConfig.load("examples/budget/capped.toml")
+    plan = make_plan(cfg)
+    capped = make_gtm(cfg, *SPACE)
+    assert capped.output_measure == dp.approximate(dp.max_divergence())
+    assert gtm_output_measure(plan) == capped.output_measure
+    eps, delta = capped.map(1)
+    assert (eps, delta) == (1.0, plan.privacy_delta()) and 0.01 < delta < 0.012
+    query = dp.c.make_approximate(_rr(0.6))  # eps_t = ln 1.5 <= the planned 0.5
+    adaptive = dp.c.make_adaptive_composition(*SPACE, dp.approximate(dp.max_divergence()), d_in=1,
+                                              d_mids=[capped.map(1), query.map(1)])
+    eps_sum, delta_sum = adaptive.map(1)
+    assert eps_sum == pytest.approx(1.0 + math.log(1.5), rel=1e-12) and delta_sum == pytest.approx(delta, rel=1e-12)
+    compositor = adaptive(True)
+    compositor(capped)  # the GTM's queryable is built; no step is run here (a step makes ~10^8 evaluations)
+    assert compositor(query) in (True, False)
+    # a pure compositor cannot take it: OpenDP refuses the measure, so no pure claim leaks out of the GTM
+    pure = dp.c.make_adaptive_composition(*SPACE, dp.max_divergence(), d_in=1, d_mids=[1.0])(True)
+    with pytest.raises(dp.OpenDPException, match="MeasureMismatch"):
+        pure(capped)
+    uncapped = make_gtm(GTMConfig.from_dict({**cfg.to_dict(), "gtm": {**cfg.to_dict()["gtm"],
+                                                                       "evaluation_budget": "none"}}), *SPACE)
+    assert uncapped.output_measure == dp.max_divergence() and uncapped.map(1) == 1.0
