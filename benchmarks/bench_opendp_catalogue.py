@@ -46,9 +46,12 @@ from benchmarks.machine import machine_info  # noqa: E402
 RESULTS = Path(__file__).parent / "results"
 ALPHA = 0.05
 TIGHT_TARGET = 0.9
-UNDER_REPORTED = ("count_by_laplace_threshold", "count_by_noise_threshold", "gaussian_threshold")
+UNDER_REPORTED = ("count_by_laplace_threshold", "count_by_noise_threshold")
 # OpenDP 0.16's thresholded releases whose map under-reports delta (exact law and fresh samples:
-# benchmarks/results/opendp_threshold_delta_reproducer.py); the audit is expected to flag them
+# benchmarks/results/opendp_threshold_delta_reproducer.py) at the points the audit tests: it is expected to flag
+# them. make_gaussian_threshold under-reports too, but only where the implied curve's delta_rho(eps) is below
+# about 0.035 (eps > 2.3 at rho = 1/2); the audit tests the points where it is 0.2, 0.1, 0.05
+# (opendp_claims.CURVE_DELTAS), so no violation is expected there (the reproducer shows it)
 
 
 def audit_row(entry, *, seconds: float, seed: int) -> dict:
