@@ -26,12 +26,13 @@ from gtm_core.baselines import (  # noqa: E402
     LiuTalwar,
     ThresholdSelectTester,
 )
+from gtm_core.baselines.liu_talwar_selection import LiuTalwarSelection  # noqa: E402
 
 
 def peers(T):
     kw = dict(epsilon=1.0, eps_1=0.1, p_star=0.5, beta=0.05)
     return [LiuTalwar(T=T, **kw), CohenTest(**kw), GhaziRandomDropping(**kw), ThresholdSelectTester(**kw),
-            AboveThreshold(T=T, **kw)]
+            AboveThreshold(T=T, **kw), LiuTalwarSelection(**kw)]
 
 
 def main(argv=None):
