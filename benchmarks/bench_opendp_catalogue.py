@@ -2,6 +2,7 @@
 
     python -m benchmarks.bench_opendp_catalogue [--seconds 60] [--seed 1] [--calibration-runs 100]
         [--calibration-seconds 2] [--only NAME ...] [--out benchmarks/results/opendp_catalogue.json]
+    python -m benchmarks.bench_opendp_catalogue --rewrite benchmarks/results/opendp_catalogue.json
 
 Three parts (docs/opendp.md, "The catalogue run"):
 
@@ -76,13 +77,38 @@ def audit_row(entry, *, seconds: float, seed: int) -> dict:
                    points=[{"epsilon": p["epsilon"], "delta_claimed": p["delta_claimed"],
                             "delta_lower_bound": p["delta_lower_bound"], "verdict": p["verdict"]}
                            for p in d["points"]])
-    expected = ("violation" if entry.flagged or entry.name in UNDER_REPORTED else "no-violation-found")
-    row["expected"] = expected
-    row["as_expected"] = result.verdict == expected
+    row.update(expectation(entry.name, entry.flagged, result.verdict))
     if entry.tight and row.get("bound_over_claim") is not None:
         row["tight_target"] = TIGHT_TARGET
         row["tight_target_met"] = row["bound_over_claim"] >= TIGHT_TARGET
     return row
+
+
+def expectation(name: str, flagged: bool, verdict: str) -> dict:
+    """The verdict expected of an entry (violation for the power companions and :data:`UNDER_REPORTED`)."""
+    expected = "violation" if flagged or name in UNDER_REPORTED else "no-violation-found"
+    return {"expected": expected, "as_expected": verdict == expected}
+
+
+def summary(out: dict) -> dict:
+    cat, comp, cal = out["catalogue"], out["power_companions"], out["calibration"]
+    return {"entries": len(cat), "all_within_60s": all(r["within_60s"] for r in cat + comp),
+            "over_60s": [r["name"] for r in cat + comp if not r["within_60s"]],
+            "companions_flagged": all(r["verdict"] == "violation" for r in comp),
+            "tight_targets": {r["name"]: r.get("bound_over_claim") for r in cat if "tight_target" in r},
+            "unexpected": [r["name"] for r in cat + comp if not r["as_expected"]],
+            "calibration_holds": None if cal is None else cal["holds"]}
+
+
+def rewrite(path: Path) -> None:
+    """Recompute the expected verdicts, the summary and the table of a saved run (no audit is rerun)."""
+    out = json.loads(path.read_text())
+    flagged = {e.name for e in POWER_COMPANIONS}
+    for r in out["catalogue"] + out["power_companions"]:
+        r.update(expectation(r["name"], r["name"] in flagged, r["verdict"]))
+    out["summary"] = summary(out)
+    path.write_text(json.dumps(out, indent=2, default=str) + "\n")
+    path.with_suffix(".md").write_text(markdown(out))
 
 
 def _short(witness):
@@ -175,6 +201,9 @@ def markdown(out: dict) -> str:
         mark = "" if r["as_expected"] else " (!)"
         lines.append(f"| {r['name']} | {r['construction']} | {r['measure']} | {claim} | {bound} | {ratio} | "
                      f"{r['verdict']}{mark} | {r['expected']} | {r['samples']} | {r['wall_seconds']:.1f} |")
+    over = [r["name"] for r in out["catalogue"] + out["power_companions"] if not r["within_60s"]]
+    lines += ["", f"Wall time over 60 s: {', '.join(over) if over else 'none'}. "
+              f"{out.get('wall_note', '')}".rstrip()]
     c = out.get("calibration")
     if c:
         lines += ["", "## Calibration", "",
@@ -210,7 +239,12 @@ def main(argv=None):
     ap.add_argument("--calibration-seconds", type=float, default=2.0)
     ap.add_argument("--only", nargs="*", default=None, help="catalogue / companion names to run (default: all)")
     ap.add_argument("--out", default=str(RESULTS / "opendp_catalogue.json"))
+    ap.add_argument("--rewrite", default=None, metavar="JSON",
+                    help="only recompute the expected verdicts, summary and table of a saved run")
     args = ap.parse_args(argv)
+    if args.rewrite:
+        rewrite(Path(args.rewrite))
+        return
     import opendp.prelude as dp
     from importlib.metadata import version
 
@@ -235,12 +269,7 @@ def main(argv=None):
            "loadavg_before": before, "loadavg_after": machine_info().get("loadavg", []),
            "catalogue": cat, "power_companions": comp, "calibration": cal,
            "exact_seed_conditional": exact_seed_conditional()}
-    out["summary"] = {
-        "entries": len(cat), "all_within_60s": all(r["within_60s"] for r in cat + comp),
-        "companions_flagged": all(r["verdict"] == "violation" for r in comp),
-        "tight_targets": {r["name"]: r.get("bound_over_claim") for r in cat if "tight_target" in r},
-        "unexpected": [r["name"] for r in cat + comp if not r["as_expected"]],
-        "calibration_holds": None if cal is None else cal["holds"]}
+    out["summary"] = summary(out)
     path = Path(args.out)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(out, indent=2, default=str) + "\n")
