@@ -304,7 +304,7 @@ def audit_measurement(measurement, *, d_in: Any = 1, seconds: float = 60.0, seed
                          selection_share=0.1 if len(candidates) == 1 else 0.25)
         return OpenDPAudit(verdict=fa.verdict, seconds=time.monotonic() - t0, pure=fa, **common)
     k = len(claim.points)
-    per_point = remaining * rate / k
+    per_point = ENGINE_TIME_SHARE * remaining * rate / k  # final draws run to plan: slack
     n_inputs = len(inputs)
     n_selection = max(100, int(0.35 * per_point / n_inputs))
     n_final = max(100, int(0.5 * per_point / 2))
