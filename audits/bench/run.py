@@ -46,6 +46,7 @@ from gtm_core.baselines import (
     LiuTalwar,
     ThresholdSelectTester,
 )
+from gtm_core.baselines.liu_talwar_selection import LiuTalwarSelection, OpenDPSelection
 from gtm_core.errors import InvalidParameter, UnsupportedConfiguration
 from gtm_core.exact import transcript_distribution
 
@@ -60,6 +61,8 @@ FULL_GRID = {
 QUICK_GRID = {"epsilon": [1.0], "ratio": [0.1], "p_star": [0.1, 0.5, 0.9], "T": [10, 100, 1000]}
 MEDIAN_CELL = {"epsilon": 1.0, "ratio": 0.1, "p_star": 0.5, "T": 100}
 CONFIDENCE = 0.95
+SELECTION_NOTE = ("Liu-Talwar private selection (known threshold, geometric stopping): repeats one fixed mechanism, "
+                  "so it answers a constant stream only (no horizon); evaluations per step = total / T")
 
 
 @dataclass(frozen=True)
@@ -281,6 +284,14 @@ def peer_rows(epsilon, eps_1, p_star, T, settings, rng) -> list[dict]:
         (ThresholdSelectTester(epsilon=epsilon, eps_1=eps_1, p_star=p_star, beta=beta), False,
          "eps per step, T*eps over T steps: not eps-DP on the stream"),
     ]
+    if 2 * eps_1 <= epsilon:  # Liu-Talwar selection needs one candidate of k >= 1 evaluations at eps / 2
+        peers += [
+            (LiuTalwarSelection(epsilon=epsilon, eps_1=eps_1, p_star=p_star, beta=beta), False,
+             SELECTION_NOTE),
+            (OpenDPSelection(epsilon=epsilon, eps_1=eps_1, p_star=p_star, beta=beta), False,
+             SELECTION_NOTE + "; OpenDP 0.16 stops with 1 - exp(1/ln(1 - gamma)), not gamma "
+             "(benchmarks/results/opendp_select_stop_probability_reproducer.py)"),
+        ]
     rows = []
     for peer, comparable, note in peers:
         g = peer.guarantee()

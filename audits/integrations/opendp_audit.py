@@ -31,9 +31,15 @@ thrown away) fixes the float bins of :mod:`audits.integrations.opendp_coding` (b
 with few distinct values, strings and None are their own codes; dicts, tuples and lists are coded
 by their parts).
 
-OpenDP draws its noise from its own CSPRNG, which cannot be seeded: ``seed`` fixes the audit's
-search, splits and Poisson sample sizes, not the measurement's noise, so two runs with the same
-seed agree in distribution, not bit for bit.
+OpenDP draws its noise from its own CSPRNG, which cannot be seeded, so two runs with the same
+seed agree in distribution, not bit for bit. For the same reason the engine's seed is ``seed``
+mixed with fresh operating-system entropy (:func:`engine_seed`; the entropy is recorded in the JSON
+as ``poisson_entropy``, ``poisson_entropy=`` replays it): the estimation phase's conditional test is
+exact because each input is run a *random* Poisson(M) number of times; a seed that fixed those
+numbers would leave them fixed while the noise stays random, and conditional on fixed run counts
+n_A != n_B the test is biased - on randomized response at alpha = 0.05 the false-alarm rate is
+0.19 when n_A exceeds M by 2.3 standard deviations (the exact law: benchmarks/results/
+opendp_catalogue.md), so a user who reran one unlucky seed would see one false alarm in five.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ import html
 import importlib
 import importlib.util
 import math
+import secrets
 import sys
 import time
 from collections import Counter
@@ -65,6 +72,9 @@ from .opendp_neighbours import neighbouring_pairs, user_pairs
 
 MIN_PILOT = 5  # pilot draws per input, at least
 FIRST_ROUND_RUNS = 200  # runs per input of the engine's first selection round, at most
+ENGINE_TIME_SHARE = 0.8  # the engine's hard stop, as a share of the time left after the pilot: the clock stops
+# the selection, but the validation and the first estimation chunk run to their planned sizes after it, so on a
+# machine that slows down after the pilot (a shared 2-core machine at load 7) the audit overran 60 s by up to 50%
 
 
 # ---------------------------------------------------------------------------------------------
@@ -114,6 +124,7 @@ class OpenDPAudit:
     pure: Any = None
     points: tuple = ()
     target: str = ""
+    poisson_entropy: int | None = None
 
     @property
     def violation(self) -> bool:
@@ -139,7 +150,7 @@ class OpenDPAudit:
         d.update({"verdict": self.verdict, "seconds": self.seconds, "seed": self.seed, "target": self.target,
                   "claim": self.claim.to_dict(), "output_coding": self.coder.describe(),
                   "pairs_searched": self.pairs, "output_pilot_samples": self.pilot_samples,
-                  "noise_seeded": False})
+                  "noise_seeded": False, "poisson_entropy": self.poisson_entropy})
         return d
 
     def report_html(self) -> str:
@@ -209,6 +220,19 @@ def _pure_audit(target, pairs, labels, pilot_outputs, *, epsilon, seconds, max_s
     return FiniteAudit(result, book, 0)
 
 
+def engine_seed(seed: int, entropy: int | None = None) -> tuple[int, int]:
+    """The audit engine's seed: ``seed`` mixed with 64 bits of ``entropy`` (fresh from the operating
+    system when None), and the entropy used. The engine draws the estimation phase's Poisson run
+    counts from its seed; they must be random given everything the user fixes, since the
+    measurement's noise is not seeded (module docstring)."""
+    if entropy is None:
+        entropy = secrets.randbits(64)
+    if not is_integer(entropy) or not 0 <= entropy < 2**64:
+        raise InvalidParameter(f"poisson_entropy must be an integer in [0, 2^64), got {entropy!r}")
+    mixed = int(np.random.SeedSequence([int(seed), int(entropy)]).generate_state(1, dtype=np.uint32)[0])
+    return mixed, int(entropy)
+
+
 def measurement_space(measurement):
     return measurement.input_domain, measurement.input_metric
 
@@ -216,12 +240,13 @@ def measurement_space(measurement):
 def audit_measurement(measurement, *, d_in: Any = 1, seconds: float = 60.0, seed: int = 0,
                       confidence: float = 0.95, pairs: Sequence | None = None, search: bool = True,
                       max_samples: int | None = None, bins: int = DEFAULT_BINS, pilot: int = 100,
-                      progress: bool = False) -> OpenDPAudit:
+                      progress: bool = False, poisson_entropy: int | None = None) -> OpenDPAudit:
     """Audit ``measurement`` against its own privacy map at ``d_in`` (see the module docstring).
 
     ``pairs``: extra ``(input, input')`` pairs (the user vouches for their distance); ``search``:
     also search neighbours from the domain and metric. ``seconds`` bounds the audit (the pilot
     included); ``max_samples`` (pure claims) bounds the engine's samples instead.
+    ``poisson_entropy``: the entropy mixed into the engine's seed (:func:`engine_seed`; None: fresh).
     """
     if not (0 < confidence < 1):
         raise InvalidParameter(f"confidence must be in (0, 1), got {confidence!r}")
@@ -230,6 +255,7 @@ def audit_measurement(measurement, *, d_in: Any = 1, seconds: float = 60.0, seed
     if not is_integer(seed) or seed < 0:
         raise InvalidParameter(f"seed must be an integer >= 0, got {seed!r}")
     seconds, seed = float(seconds), int(seed)
+    mixed_seed, entropy = engine_seed(seed, poisson_entropy)
     t0 = time.monotonic()
     claim = read_claim(measurement, d_in)
     domain, metric = measurement_space(measurement)
@@ -256,7 +282,7 @@ def audit_measurement(measurement, *, d_in: Any = 1, seconds: float = 60.0, seed
     pair_values = [(p.input, p.input_prime) for p in candidates]
     labels = [p.label for p in candidates]
     common = dict(target=describe(measurement), claim=claim, coder=target.coder, pairs=len(candidates),
-                  pilot_samples=pilot_samples, seed=seed, confidence=confidence)
+                  pilot_samples=pilot_samples, seed=seed, confidence=confidence, poisson_entropy=entropy)
     rate = max(pilot_samples / max(time.monotonic() - pilot_start, 1e-6), 1.0)  # draws per second (the pilot)
     if claim.kind == "pure":
         # a draw through OpenDP's FFI costs about a millisecond: a sample budget planned from the
@@ -272,12 +298,13 @@ def audit_measurement(measurement, *, d_in: Any = 1, seconds: float = 60.0, seed
         else:
             first = min(first_round_runs(rate, remaining, len(inputs)), max(25, budget // (5 * len(inputs))))
         fa = _pure_audit(target, pair_values, labels, pilot_outputs, epsilon=claim.points[0].epsilon,
-                         seconds=remaining, max_samples=budget, seed=seed, confidence=confidence,
+                         seconds=ENGINE_TIME_SHARE * remaining, max_samples=budget, seed=mixed_seed,
+                         confidence=confidence,
                          progress=progress, name=describe(measurement), first_round=first,
                          selection_share=0.1 if len(candidates) == 1 else 0.25)
         return OpenDPAudit(verdict=fa.verdict, seconds=time.monotonic() - t0, pure=fa, **common)
     k = len(claim.points)
-    per_point = remaining * rate / k
+    per_point = ENGINE_TIME_SHARE * remaining * rate / k  # final draws run to plan: slack
     n_inputs = len(inputs)
     n_selection = max(100, int(0.35 * per_point / n_inputs))
     n_final = max(100, int(0.5 * per_point / 2))

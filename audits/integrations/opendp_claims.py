@@ -10,6 +10,8 @@
 * ``ZeroConcentratedDivergence``: rho = ``map(d_in)`` is tested through the (epsilon, delta(epsilon))
   curve rho-zCDP implies, as OpenDP itself converts it (``make_zCDP_to_approxDP``: the
   conversion of Canonne, Kamath and Steinke 2020, the tightest of the standard ones).
+* ``Approximate(ZeroConcentratedDivergence)`` (e.g. ``make_gaussian_threshold``): ``(rho, delta) = map(d_in)``;
+  the same three points of the curve rho implies, each with ``delta`` added (OpenDP's conversion).
 * anything else (Renyi, ...) is refused with :class:`gtm_core.errors.UnsupportedConfiguration`.
 """
 
@@ -121,8 +123,16 @@ def read_claim(measurement, d_in: Any = 1) -> OpenDPClaim:
                            how=(f"the (epsilon, delta) curve rho = {rho:g} implies, by OpenDP's own conversion "
                                 f"(make_zCDP_to_approxDP, Canonne-Kamath-Steinke 2020), at delta in "
                                 f"{list(CURVE_DELTAS)}"))
+    if _same_measure(measure, lambda: dp.approximate(dp.zero_concentrated_divergence())):
+        rho, extra = (_finite_nonnegative(n, v) for n, v in zip(("rho", "delta"), d_out))
+        profile, extra_delta = dp.c.make_zCDP_to_approxDP(measurement).map(d_in)
+        points = tuple(ClaimPoint(p.epsilon, p.delta + float(extra_delta)) for p in curve_points(profile))
+        return OpenDPClaim(name, "zcdp", d_in, points, rho=rho,
+                           how=(f"approximate zCDP (rho = {rho:g}, delta = {extra:g}): the (epsilon, delta(epsilon) + "
+                                f"{extra:g}) curve it implies, by OpenDP's own conversion (make_zCDP_to_approxDP), at "
+                                f"delta(epsilon) in {list(CURVE_DELTAS)}"))
     raise UnsupportedConfiguration(
         f"output measure {name} is not supported: the audit reads MaxDivergence, Approximate(MaxDivergence), "
-        f"SmoothedMaxDivergence or ZeroConcentratedDivergence claims")
+        f"SmoothedMaxDivergence, ZeroConcentratedDivergence or Approximate(ZeroConcentratedDivergence) claims")
 
 

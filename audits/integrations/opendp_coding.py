@@ -63,8 +63,8 @@ class OutputCoder:
 
     ``shape``: ``"bool"``, ``"str"``, ``"none"``, ``"binned"`` (ints or floats, through ``bins``:
     integers with at most :data:`MAX_EXACT_INTEGERS` distinct pilot values get one bin per value),
-    ``"dict"`` (released keys + binned values through ``bins``) or ``"seq"``
-    (``parts``: one coder per position).
+    ``"dict"`` (released keys + binned values through ``bins``), ``"seq"``
+    (``parts``: one coder per position) or ``"optional"`` (``None`` or the output of ``parts[0]``).
     """
 
     shape: str
@@ -81,6 +81,8 @@ class OutputCoder:
             return cls("bool")
         if all(o is None for o in outs):
             return cls("none")
+        if any(o is None for o in outs):  # an optional release (e.g. private selection: nothing or a candidate)
+            return cls("optional", None, (cls.fit([o for o in outs if o is not None], bins),))
         if all(isinstance(o, str) for o in outs):
             return cls("str")
         if all(is_integer(o) for o in outs):
@@ -110,6 +112,8 @@ class OutputCoder:
             return str(bool(o)) if isinstance(o, bool) else f"?{type(o).__name__}"
         if s in ("str", "none"):
             return str(o)
+        if s == "optional":
+            return "None" if o is None else self.parts[0].code(o)
         if s == "binned":
             return self.bins.code(o)
         if s == "dict":

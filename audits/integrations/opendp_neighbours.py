@@ -80,7 +80,8 @@ def neighbouring_pairs(input_domain, input_metric, d_in: Any = 1) -> list[Neighb
     HammingDistance (or SymmetricDistance on a sized domain, where one change is distance 2):
     d_in records of such a background changed to another value. Scalars: DiscreteDistance pairs
     any two values; AbsoluteDistance shifts a value by d_in (down from the upper bound too).
-    Vectors under L1 / L2 (one coordinate shifted by d_in) and LInf (every coordinate shifted).
+    Vectors under L1 / L2 (one coordinate shifted by d_in) and LInf (one coordinate shifted, every
+    coordinate shifted, and the first up with the rest down).
     """
     dp = opendp_prelude()
     metric = _metric_name(input_metric)
@@ -122,11 +123,13 @@ def neighbouring_pairs(input_domain, input_metric, d_in: Any = 1) -> list[Neighb
             for u in values:
                 for n in (sizes if size is not None else [1, 3]):
                     base = [u] * n
+                    add(base, [base[0] + shift] + base[1:], f"{n} x {u!r}, first shifted by {shift!r} ({metric})")
                     if metric == "LInfDistance":
-                        moved = [x + shift for x in base]
-                    else:
-                        moved = [base[0] + shift] + base[1:]
-                    add(base, moved, f"{n} x {u!r}, shifted by {shift!r} ({metric})")
+                        # every coordinate moved by d_in: all up, or the first up and the rest down (the
+                        # worst case of an argmax: one score gains what every other loses)
+                        add(base, [x + shift for x in base], f"{n} x {u!r}, all shifted by {shift!r} ({metric})")
+                        add(base, [base[0] + shift] + [x - shift for x in base[1:]],
+                            f"{n} x {u!r}, first up and the rest down by {shift!r} ({metric})")
         else:
             raise UnsupportedConfiguration(f"cannot search neighbours of a vector domain under {input_metric}: give pairs")
     elif isinstance(input_domain, dp.AtomDomain):

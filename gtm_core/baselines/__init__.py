@@ -23,8 +23,8 @@ Errata found while implementing (see each class):
   which is >= 1/3 for every p* and contradicts the halting guarantee 46(4) (e.g. p* = 0.01 halts
   w.p. >= 1 - beta at p ~ 0.07); not used as a claim, pinned by a test.
 
-Where things live: one module per peer (:mod:`.liu_talwar`, :mod:`.cohen`, :mod:`.ghazi`,
-:mod:`.threshold_select`, :mod:`.above_threshold`), the random-dropping law shared by Cohen and
+Where things live: one module per peer (:mod:`.liu_talwar`, :mod:`.liu_talwar_selection`, :mod:`.cohen`,
+:mod:`.ghazi`, :mod:`.threshold_select`, :mod:`.above_threshold`), the random-dropping law shared by Cohen and
 Ghazi in :mod:`.dropping`, and small shared helpers in :mod:`.common`.
 """
 

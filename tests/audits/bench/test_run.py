@@ -109,7 +109,7 @@ def test_one_cell_end_to_end():
     cell = run_cell(1.0, 0.1, 0.5, 10, settings, np.random.default_rng(0))
     names = [r["mechanism"] for r in cell["rows"]]
     assert names == ["gtm-theorem21", "gtm-theorem23", "liu-talwar", "cohen", "ghazi",
-                     "above-threshold", "threshold-select"]
+                     "above-threshold", "threshold-select", "liu-talwar-selection", "opendp-select-private-candidate"]
     for r in cell["rows"]:
         assert 0 < r["p_bar"] <= 1
         assert r["evals_over_theorem31"] == pytest.approx(r["evals_mean"] / cell["theorem31_evals_floor"])

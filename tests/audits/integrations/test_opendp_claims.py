@@ -34,6 +34,17 @@ def test_claims_by_output_measure():
     assert curve.kind == "curve" and [p.delta for p in curve.points] == [p.delta for p in z.points]
 
 
+def test_approximate_zcdp_claim_adds_its_delta_to_the_implied_curve():
+    counts = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=int))
+    m = dp.m.make_gaussian_threshold(counts, dp.l02inf_distance(dp.absolute_distance(T=int)), 1.0, threshold=3)
+    claim = read_claim(m, (1, 1, 1))
+    rho, delta = m.map((1, 1, 1))
+    profile, extra = dp.c.make_zCDP_to_approxDP(m).map((1, 1, 1))
+    assert claim.kind == "zcdp" and claim.rho == rho and extra == delta
+    for point in claim.points:
+        assert point.delta - delta == pytest.approx(profile.delta(point.epsilon), rel=1e-6)
+
+
 def test_unsupported_measure_and_bad_d_in_are_typed_errors():
     renyi = dp.m.make_user_measurement(*BOOLS, dp.renyi_divergence(), function=lambda x: 1,
                                        privacy_map=lambda d: (lambda alpha: 1.0))

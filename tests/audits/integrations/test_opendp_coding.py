@@ -17,5 +17,7 @@ def test_output_codes():
     pairs = OutputCoder.fit([(1, "x"), (2, "y")])
     assert pairs.code((1, "x")) == "(b0,x)"
     assert Bins(()).code(float("nan")) == "nan"
+    optional = OutputCoder.fit([None, (2.5, "c"), None, (7.0, "c")])  # private selection: nothing or a candidate
+    assert optional.shape == "optional" and optional.code(None) == "None" and optional.code((7.0, "c")).endswith(",c)")
     with pytest.raises(UnsupportedConfiguration, match="finitely"):
         OutputCoder.fit([object()])

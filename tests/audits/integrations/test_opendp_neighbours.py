@@ -37,6 +37,9 @@ def test_change_one_discrete_absolute_and_vector_metrics():
                          (dp.linf_distance(T=float), lambda d: max(map(abs, d)))):
         for p in neighbouring_pairs(vec, metric, d_in=2.0):
             assert norm([a - b for a, b in zip(p.input, p.input_prime)]) == pytest.approx(2.0)
+    scores = neighbouring_pairs(dp.vector_domain(dp.atom_domain(T=int), size=3), dp.linf_distance(T=int))
+    moves = {tuple(b - a for a, b in zip(p.input, p.input_prime)) for p in scores}
+    assert {(1, 0, 0), (1, 1, 1), (1, -1, -1)} <= moves  # the argmax's worst case: one up, the rest down
     with pytest.raises(UnsupportedConfiguration, match="give pairs"):
         neighbouring_pairs(dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=int)), dp.l1_distance(T=int))
 
