@@ -235,16 +235,25 @@ def budget_stop_claim(config, plan, rows, claims: list[Claim]) -> Claim:
     )
 
 
+def approximate_delta_upper(plan, rows) -> tuple[float, float]:
+    """(delta, delta_0) of privacy.approximate as floats rounded up: delta_0 = the arb sum of the rigorous
+    per-step Pr[N_t > budget_t] bounds (``budget_stop_total``), delta = (1 + e^eps) delta_0 in arb, eps =
+    :meth:`Plan.worst_claimed_loss`. The one computation of the claimed delta (the exact witness
+    privacy.exact-worst-case compares its searched delta with it)."""
+    eps = plan.worst_claimed_loss()
+    with PC.arb_precision():
+        total = budget_stop_total(rows)
+        delta = (1 + PC.exact(eps).exp()) * total
+        return PC.upper(delta), PC.upper(total)
+
+
 def _approximate_claim(config, plan, rows) -> Claim:
     """privacy.approximate: the (epsilon, delta) claim of a deployment that enforces its evaluation
     budget by refusal (``Plan.privacy_delta``): delta = (1 + e^eps) sum_t Pr[N_t > budget_t], the
     per-step probabilities bounded rigorously (``proofs.plan_checks.budget_exceed_bound``) and the
     sum and factor evaluated in arb with outward rounding."""
     eps = plan.worst_claimed_loss()
-    with PC.arb_precision():
-        total = budget_stop_total(rows)
-        delta = (1 + PC.exact(eps).exp()) * total
-        delta_upper, stop_upper = PC.upper(delta), PC.upper(total)
+    delta_upper, stop_upper = approximate_delta_upper(plan, rows)
     worst = max(rows, key=lambda r: r["budget_exceed_upper"])
     return Claim(
         "privacy.approximate", "privacy",

@@ -30,7 +30,10 @@ from __future__ import annotations
 import platform
 from dataclasses import dataclass
 
+from flint import arb
+
 from gtm_core import GTMConfig, __version__, make_plan
+from gtm_core.exact.arb import working_precision
 from gtm_core.errors import CertificateUnreadable, GTMError, UnsupportedConfiguration
 from gtm_core.files import jsonable
 from gtm_core.inputs import parse_json, read_text_file
@@ -292,7 +295,10 @@ def consistency_problems(body: dict) -> list[str]:
         try:
             if c["id"] == "privacy.audit" and not (float(v["epsilon_lower_bound"]) <= float(v["epsilon_claimed"])):
                 problems.append("privacy.audit passes although its lower bound exceeds the claim")
-            if c["id"] == "privacy.exact-worst-case" and \
+            if c["id"] == "privacy.exact-worst-case" and v.get("objective") == "delta":
+                if not exact_delta_within(v["delta_found_upper"], v["delta_claimed"]):
+                    problems.append("privacy.exact-worst-case passes although the delta found exceeds the claim")
+            elif c["id"] == "privacy.exact-worst-case" and \
                     float(v["loss_found"]) - float(v.get("loss_error", 0.0)) > float(v["loss_claimed"]):
                 problems.append("privacy.exact-worst-case passes although the loss found exceeds the claim")
             if c["id"] == "privacy.lemma-checks" and not all(
@@ -301,6 +307,15 @@ def consistency_problems(body: dict) -> list[str]:
         except (KeyError, TypeError, ValueError):
             problems.append(f"claim {c.get('id')} has malformed values")
     return problems
+
+
+def exact_delta_within(found_upper, claimed) -> bool:
+    """The delta witness's pass condition, re-checked: the upper bound of the delta found <= the delta
+    claimed, both exact float64 values compared as arb balls (malformed values raise ValueError)."""
+    if isinstance(found_upper, bool) or isinstance(claimed, bool):
+        raise ValueError("delta values must be numbers")
+    with working_precision(64):
+        return bool(arb(float(found_upper)) <= arb(float(claimed)))
 
 
 def without_timings(value):

@@ -15,12 +15,17 @@ import os
 from pathlib import Path
 from typing import Callable, Mapping
 
+from flint import arb
+
 from gtm_core import exact
+from gtm_core.errors import UnsupportedConfiguration
+from gtm_core.exact.arb import working_precision
 from proofs import cache as lemma_cache
 from proofs import instantiate, registry
 from proofs.plan_checks import CHERNOFF_PLANNERS
 
 from .. import gtm_audit, targets
+from .derive import approximate_delta_upper
 from .model import Claim, Witness, WitnessContext
 
 # Paper results whose lemma checks back the privacy and accuracy claims of a certificate
@@ -119,17 +124,19 @@ def chernoff_identity(claim, parameterization: str = "exact") -> bool:
 
 
 def exact_search_claim(plan, *, max_attempts: int, time_cap: float, seed: int, quick: bool = True,
-                       executor=None) -> Claim:
+                       executor=None, delta_claimed: float | None = None) -> Claim:
+    """privacy.exact-worst-case: the pure-loss search of Algorithm 1 (``"none"``), or under
+    ``"refuse"`` the (epsilon, delta) check :func:`exact_delta_claim` against ``delta_claimed``
+    (privacy.approximate's delta; required then)."""
+    if not plan.pure:
+        if delta_claimed is None:
+            raise UnsupportedConfiguration("privacy.exact-worst-case of a capped plan needs the claimed delta")
+        return exact_delta_claim(plan, max_attempts=max_attempts, time_cap=time_cap, seed=seed, quick=quick,
+                                 executor=executor, delta_claimed=delta_claimed)
     cid = "privacy.exact-worst-case"
     statement = ("The exact engine's worst-case search over neighbouring Bernoulli streams finds no transcript "
                  "whose exact privacy loss exceeds its claimed bound (Lemma 17 (6)-(7)).")
     horizon = min(3 if quick else 5, plan.horizon)
-    if not plan.pure:  # the engine's law is Algorithm 1's; a refusing deployment is not that mechanism
-        return Claim(cid, "privacy", statement + " Not applicable: evaluation_budget = \"refuse\" deploys a "
-                     "truncated mechanism whose law the engine does not model; its claim is privacy.approximate.",
-                     {"search_horizon": horizon, "evaluation_budget": plan.budget_policy},
-                     Witness("exact-engine", {"function": "gtm_core.exact.worst_case_search",
-                                              "seed": seed % (2**32)}), "not-applicable")
     res = exact.worst_case_search(plan, horizon=horizon, seconds=time_cap, seed=seed % (2**32),
                                   max_attempts=max_attempts, **search_mapping(executor))
     found, error, claimed = float(res.loss), float(res.loss_error), float(res.claimed)
@@ -144,6 +151,54 @@ def exact_search_claim(plan, *, max_attempts: int, time_cap: float, seed: int, q
                  Witness("exact-engine", {"function": "gtm_core.exact.worst_case_search",
                                           "seed": seed % (2**32)}),
                  "fail" if exceeds else "pass")
+
+
+# An attempt of the delta search evaluates two capped laws (the refusal correction's integrals):
+# about this many times an attempt of the pure search at horizon 3. The delta search gets the
+# certificate's attempt count divided by it (at least DELTA_MIN_ATTEMPTS), and a CPU-time safety cap of
+# DELTA_CPU_SECONDS_PER_ATTEMPT per attempt (never the budget: a complete search re-runs by its count).
+DELTA_ATTEMPT_COST = 40
+DELTA_MIN_ATTEMPTS = 4
+DELTA_CPU_SECONDS_PER_ATTEMPT = 150.0
+DELTA_SEARCH_DPS, DELTA_FINAL_DPS = 8, 12
+
+
+def delta_search_attempts(max_attempts: int) -> int:
+    """The delta search's attempt count for the certificate's pure-search count ``max_attempts``."""
+    return max(DELTA_MIN_ATTEMPTS, max_attempts // DELTA_ATTEMPT_COST)
+
+
+def exact_delta_claim(plan, *, max_attempts: int, time_cap: float, seed: int, quick: bool, executor,
+                      delta_claimed: float) -> Claim:
+    """privacy.exact-worst-case under ``"refuse"``: the exact engine's law of the capped mechanism, the
+    searched pair maximising the hockey-stick delta_eps at the claimed eps (``objective="delta"``), whose
+    arb upper enclosure must lie below privacy.approximate's delta (compared as arb balls). The pure
+    loss is no claim of a capped mechanism (privacy.pure-epsilon is n/a)."""
+    cid = "privacy.exact-worst-case"
+    eps = float(plan.worst_claimed_loss())
+    statement = (f"The exact engine's law of the deployed, capped mechanism (evaluation_budget = \"refuse\": "
+                 f"refusals included), searched over neighbouring Bernoulli streams, finds no pair whose "
+                 f"hockey-stick divergence delta_eps at eps = {eps:g} exceeds the delta of privacy.approximate "
+                 f"({delta_claimed:.3g}): the arb upper enclosure of the delta found (its quadrature error "
+                 f"estimated, not certified, under a budget) lies below it.")
+    horizon = min(1 if quick else 2, plan.horizon)
+    attempts = delta_search_attempts(max_attempts)
+    cap = max(float(time_cap), attempts * DELTA_CPU_SECONDS_PER_ATTEMPT)
+    res = exact.worst_case_search(plan, horizon=horizon, seconds=cap, seed=seed % (2**32), max_attempts=attempts,
+                                  objective="delta", dps=DELTA_SEARCH_DPS, final_dps=DELTA_FINAL_DPS,
+                                  **search_mapping(executor))
+    with working_precision(64):
+        ok = bool(arb(res.delta_upper) <= arb(float(delta_claimed)))
+    values = {"objective": "delta", "epsilon": eps, "delta_found": float(res.loss),
+              "delta_found_error": float(res.loss_error), "delta_found_upper": float(res.delta_upper),
+              "delta_claimed": float(delta_claimed), "delta_claim": "privacy.approximate",
+              "search_horizon": horizon, "evaluations": res.evaluations, "attempts": res.attempts,
+              "max_attempts": attempts, "complete": res.complete, "seconds": res.seconds,
+              "witness": {"p": list(res.p), "p_prime": list(res.p_prime), "direction": res.transcript}}
+    return Claim(cid, "privacy", statement, values,
+                 Witness("exact-engine", {"function": "gtm_core.exact.worst_case_search", "objective": "delta",
+                                          "seed": seed % (2**32)}),
+                 "pass" if ok else "fail")
 
 
 def search_mapping(executor) -> dict:
@@ -219,7 +274,8 @@ DEFAULT_WITNESSES: Mapping[str, WitnessFunction] = {
     "privacy.plan-identities": lambda ctx: plan_identities_claim(ctx.plan, ctx.rows, progress=ctx.progress),
     "privacy.exact-worst-case": lambda ctx: exact_search_claim(
         ctx.plan, max_attempts=ctx.budgets["search_attempts"], time_cap=ctx.budgets["search_time_cap"],
-        seed=ctx.seed, quick=ctx.quick, executor=ctx.executor),
+        seed=ctx.seed, quick=ctx.quick, executor=ctx.executor,
+        delta_claimed=None if ctx.plan.pure else approximate_delta_upper(ctx.plan, ctx.rows)[0]),
     "accuracy.exact-threshold": lambda ctx: exact_threshold_claim(ctx.plan, ctx.rows,
                                                                   seconds=ctx.budgets["exact_threshold"]),
     "privacy.audit": lambda ctx: audit_claim(ctx.plan, max_samples=ctx.budgets["audit_samples"], seed=ctx.seed,

@@ -1,9 +1,12 @@
 """`gtm exact CONFIG --p P1,.. --p-prime Q1,.. [--digits N] [--certified] [--json PATH]`.
 
-Exact transcript probabilities of two neighbouring Bernoulli streams and the
-privacy loss ln(P/P') of every transcript, against Lemma 17's bounds (6)-(7)
-(or the plan's claimed ex-post loss for theorem23).  Exit 1 if any transcript's
-loss exceeds its bound (the comparison is certified by the error bound).
+Exact transcript probabilities of two neighbouring Bernoulli streams under the deployed mechanism and
+the privacy loss ln(P/P') of every transcript, against Lemma 17's bounds (6)-(7) (or the plan's claimed
+ex-post loss for theorem23).  Under evaluation_budget = "none" exit 1 if any transcript's loss exceeds its
+bound (the comparison is certified by the error bound).  Under "refuse" the law includes the outcome
+"refused at t", the claim is (eps, delta) and the verdict is the exact hockey-stick delta_eps of the pair
+(the larger direction, an arb upper bound) against the claimed delta; the per-transcript pure losses are
+reported beside it.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import click
 import mpmath
 
 from gtm_core import GTMConfig, make_plan
-from gtm_core.exact import privacy_ratios
+from gtm_core.exact.privacy import approximate_dp_from, neighbouring_laws, ratio_report
 
 from .common import EXIT_CHECK_FAILED, UsageFailure, check_writable, guard, write_json
 
@@ -35,23 +38,23 @@ def _parse_probs(text: str, option: str) -> list[str]:
 
 
 def exact_payload(config: GTMConfig, p: list[str], p_prime: list[str], digits: int, certified: bool) -> dict:
+    """The laws of the deployed mechanism on the pair, every transcript's loss against its pure bound and,
+    for a capped configuration (evaluation_budget = "refuse"), the hockey-stick delta at the claimed eps
+    against the (eps, delta) claim, which is then the verdict (``ok``)."""
     plan = make_plan(config)
-    if not plan.pure:
-        raise UsageFailure(
-            "gtm exact computes the law of Algorithm 1 without an evaluation budget; this configuration "
-            "refuses over-budget steps (evaluation_budget = \"refuse\"), a different, (epsilon, delta)-DP "
-            "mechanism: see gtm certify's privacy.approximate claim")
     if len(p) != len(p_prime):
         raise UsageFailure(f"--p and --p-prime must have the same length, got {len(p)} and {len(p_prime)}")
     if len(p) > config.stream.horizon:
         raise UsageFailure(f"stream length {len(p)} exceeds the configuration's horizon={config.stream.horizon}")
-    report = privacy_ratios(plan, p, p_prime, dps=digits, certified=certified)
+    d1, d2 = neighbouring_laws(plan, p, p_prime, dps=digits, certified=certified)
+    report = ratio_report(plan, d1, d2, digits)
     rows = [r.to_dict(digits) for r in report.rows]
     worst = report.worst()
     largest = report.max_loss()
-    return {
+    payload = {
         "config_sha256": config.digest(),
         "parameterization": plan.parameterization,
+        "evaluation_budget": plan.budget_policy,
         "p": p,
         "p_prime": p_prime,
         "digits": digits,
@@ -68,9 +71,26 @@ def exact_payload(config: GTMConfig, p: list[str], p_prime: list[str], digits: i
             "loss": mpmath.nstr(abs(worst.log_ratio), 15),
         },
         "violations": sum(1 for r in report.rows if not r.ok),
+        "pure_ok": report.ok,
         "ok": report.ok,
         "seconds": report.dist.seconds + report.dist_prime.seconds,
     }
+    if plan.pure:
+        payload["claim"] = {"kind": "pure", "epsilon": plan.worst_claimed_loss()}
+        return payload
+    check = approximate_dp_from(plan, d1, d2)
+    payload["claim"] = {"kind": "approximate", "epsilon": check.eps, "delta": check.delta_claimed}
+    payload["approximate"] = {
+        "epsilon": check.eps,
+        "delta_found": mpmath.nstr(check.delta, 15),
+        "delta_found_error": mpmath.nstr(check.delta_error, 3),
+        "delta_found_upper": check.delta_upper,
+        "direction": check.direction,
+        "delta_claimed": check.delta_claimed,
+        "ok": check.ok,
+    }
+    payload["ok"] = check.ok
+    return payload
 
 
 def format_report(payload: dict) -> str:
@@ -90,6 +110,17 @@ def format_report(payload: dict) -> str:
         f"closest to its bound: {w['transcript']} at t={w['t']} (|ln(P/P')| = {w['loss']}, bound {w['bound']:.6g}); "
         f"violations: {payload['violations']}"
     )
+    c = payload["claim"]
+    if c["kind"] == "pure":
+        lines.append(f"claim: {c['epsilon']:g}-DP (pure; evaluation_budget = \"none\"): "
+                     f"{'holds' if payload['ok'] else 'VIOLATED'} on this pair")
+        return "\n".join(lines)
+    a = payload["approximate"]
+    lines.append(f"evaluation_budget = \"refuse\": the rows are the deployed (capped) law; their bounds are the "
+                 f"pure claim, which a capped mechanism does not make (pure violations: {payload['violations']})")
+    lines.append(f"claim: ({c['epsilon']:g}, {c['delta']:.6g})-DP; exact delta_eps ({a['direction']}) = "
+                 f"{a['delta_found']} (+-{a['delta_found_error']}, upper {a['delta_found_upper']:.10g}): "
+                 f"{'holds' if a['ok'] else 'VIOLATED'} on this pair")
     return "\n".join(lines)
 
 

@@ -158,6 +158,15 @@ def probabilities_as_arb(name: str, p: Sequence[Any]) -> list[arb]:
     return out
 
 
+def float_upper(x: arb) -> float:
+    """The smallest float64 >= every point of the ball ``x`` (one step up when the nearest float is below)."""
+    up = x.upper()
+    f = float(up)
+    while not arb(f) >= up:
+        f = math.nextafter(f, math.inf)
+    return f
+
+
 def bits_for_dps(dps: int) -> int:
     """Working precision in bits for ``dps`` target decimal digits (with 24 guard bits)."""
     return int(math.ceil(dps * math.log2(10))) + 24

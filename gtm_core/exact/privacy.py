@@ -3,7 +3,7 @@ neighbouring check (the rule of :mod:`gtm_core.neighbours` on arb balls)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import mpmath
@@ -11,7 +11,7 @@ from flint import arb
 
 from ..errors import NotNeighbouring
 from ..neighbours import ratio_within
-from .arb import bits_for_dps, probabilities_as_arb, radius_mpf, to_arb, to_mpf, working_precision
+from .arb import bits_for_dps, float_upper, probabilities_as_arb, radius_mpf, to_arb, to_mpf, working_precision
 from .results import Probability, TranscriptDistribution
 from .transcripts import transcript_distribution
 
@@ -89,17 +89,32 @@ class PrivacyReport:
 
 def privacy_ratios(plan, p, p_prime, *, dps: int = 25, certified: bool = False) -> PrivacyReport:
     """ln(P/P') of every transcript of two neighbouring streams, against Lemma 17 (6)-(7)."""
+    d1, d2 = neighbouring_laws(plan, p, p_prime, dps=dps, certified=certified)
+    return ratio_report(plan, d1, d2, dps)
+
+
+def neighbouring_laws(plan, p, p_prime, *, dps: int, certified: bool = False
+                      ) -> tuple[TranscriptDistribution, TranscriptDistribution]:
+    """The exact laws of the deployed mechanism on two streams, after the rigorous neighbouring check."""
     if len(p) != len(p_prime):
         raise NotNeighbouring(f"p and p_prime must have the same length, got {len(p)} and {len(p_prime)}")
-    eps = [plan.step(t).eps_t for t in range(1, len(p) + 1)]
-    check_neighbouring(p, p_prime, eps)
-    d1 = transcript_distribution(plan, p, dps=dps, certified=certified)
-    d2 = transcript_distribution(plan, p_prime, dps=dps, certified=certified)
+    check_neighbouring(p, p_prime, [plan.step(t).eps_t for t in range(1, len(p) + 1)])
+    return (transcript_distribution(plan, p, dps=dps, certified=certified),
+            transcript_distribution(plan, p_prime, dps=dps, certified=certified))
+
+
+def ratio_report(plan, d1: TranscriptDistribution, d2: TranscriptDistribution, dps: int) -> PrivacyReport:
+    """The rows of :func:`privacy_ratios` from two computed laws. Under an enforced budget the outcome
+    "refused at t" gets a row too, against the plan's uniform claim (:meth:`Plan.worst_claimed_loss`):
+    a pure claim covers every outcome, and Lemma 17 says nothing of refusals."""
     rows = []
     bits = bits_for_dps(dps)
-    for t in range(1, len(p) + 1):
-        for kind, A, B in (("halt", d1.halt[t - 1], d2.halt[t - 1]), ("continue", d1.cont[t - 1], d2.cont[t - 1])):
-            bound = float(plan.claimed_loss(t, kind == "halt"))
+    for t in range(1, d1.T + 1):
+        cells = [("halt", d1.halt[t - 1], d2.halt[t - 1]), ("continue", d1.cont[t - 1], d2.cont[t - 1])]
+        if d1.refused:
+            cells.append(("refused", d1.refused[t - 1], d2.refused[t - 1]))
+        for kind, A, B in cells:
+            bound = float(plan.claimed_loss(t, kind == "halt") if kind != "refused" else plan.worst_claimed_loss())
             with working_precision(bits):
                 if A.ball > 0 and B.ball > 0:
                     lr = A.ball.log() - B.ball.log()
@@ -135,13 +150,33 @@ def hockey_stick_delta(dist: TranscriptDistribution, dist_prime: TranscriptDistr
     return +total, +err
 
 
+def hockey_stick_delta_ball(dist: TranscriptDistribution, dist_prime: TranscriptDistribution, eps: Any) -> arb:
+    """delta_eps(P || P') of :func:`hockey_stick_delta` as an arb ball from the probabilities' balls:
+    max(0, x) of a ball x is x when x > 0, 0 when x < 0, else [0, upper(x)]; e^eps is taken of eps
+    exactly (a float is an exact ball). The ball is rigorous given the laws' balls: those of a budgeted
+    law carry the refusal correction's *estimated* quadrature error (:mod:`.budgeted`)."""
+    a, b = dist.outcomes(), dist_prime.outcomes()
+    with working_precision(bits_for_dps(max(dist.dps, dist_prime.dps)) + 20):
+        E = to_arb(eps).exp()
+        total = arb(0)
+        for o, P in a.items():
+            x = P.ball - E * b[o].ball
+            if x > 0:
+                total += x
+            elif not x < 0:
+                up = x.upper()
+                total += up / 2 + arb(0, (up / 2).upper())
+        return total
+
+
 @dataclass(frozen=True)
 class ApproximateDPCheck:
     """The (eps, delta) claim of a plan checked on one neighbouring pair with the exact law, both directions.
 
     ``delta``: max of delta_eps(P || P') and delta_eps(P' || P) at the plan's eps; ``delta_error``: its
-    error bound; ``delta_claimed``: :meth:`gtm_core.planners.Plan.privacy_delta`; ``pure_loss``: the
-    largest |ln(P(o) / P'(o))| over the outcomes (the pure-DP loss of the pair; infinite if one side is 0)."""
+    error bound; ``delta_ball``: that direction's arb enclosure (:func:`hockey_stick_delta_ball`);
+    ``delta_claimed``: :meth:`gtm_core.planners.Plan.privacy_delta`; ``pure_loss``: the largest
+    |ln(P(o) / P'(o))| over the outcomes (the pure-DP loss of the pair; infinite if one side is 0)."""
 
     eps: float
     delta: mpmath.mpf
@@ -152,28 +187,41 @@ class ApproximateDPCheck:
     pure_loss_outcome: int
     dist: TranscriptDistribution
     dist_prime: TranscriptDistribution
+    delta_ball: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def delta_upper(self) -> float:
+        """The smallest float64 above the enclosure of delta found."""
+        return float_upper(self.delta_ball)
 
     @property
     def ok(self) -> bool:
-        """The claim holds on this pair: delta found + its error bound <= delta claimed."""
-        return bool(self.delta + self.delta_error <= self.delta_claimed)
+        """The claim holds on this pair: the enclosure of delta found lies below delta claimed (arb)."""
+        with working_precision(64):
+            return bool(self.delta_ball <= to_arb(float(self.delta_claimed)))
 
 
 def approximate_dp_check(plan, p, p_prime, *, dps: int = 20, eps: float | None = None) -> ApproximateDPCheck:
     """Check the plan's (eps, delta) claim (eps = its worst claimed loss unless given) on the neighbouring
     pair (p, p') with the exact law of the deployed mechanism (refusals included)."""
-    if len(p) != len(p_prime):
-        raise NotNeighbouring(f"p and p_prime must have the same length, got {len(p)} and {len(p_prime)}")
-    check_neighbouring(p, p_prime, [plan.step(t).eps_t for t in range(1, len(p) + 1)])
+    d1, d2 = neighbouring_laws(plan, p, p_prime, dps=dps)
+    return approximate_dp_from(plan, d1, d2, eps=eps)
+
+
+def approximate_dp_from(plan, d1: TranscriptDistribution, d2: TranscriptDistribution, *,
+                        eps: float | None = None) -> ApproximateDPCheck:
+    """:func:`approximate_dp_check` on two computed laws (the direction with the larger upper bound)."""
     e = float(plan.worst_claimed_loss()) if eps is None else float(eps)
-    d1 = transcript_distribution(plan, p, dps=dps)
-    d2 = transcript_distribution(plan, p_prime, dps=dps)
     fwd, fwd_err = hockey_stick_delta(d1, d2, e)
     bwd, bwd_err = hockey_stick_delta(d2, d1, e)
-    delta, err, direction = (fwd, fwd_err, "p||p'") if fwd + fwd_err >= bwd + bwd_err else (bwd, bwd_err, "p'||p")
+    fb, bb = hockey_stick_delta_ball(d1, d2, e), hockey_stick_delta_ball(d2, d1, e)
+    if float_upper(fb) >= float_upper(bb):
+        delta, err, direction, ball = fwd, fwd_err, "p||p'", fb
+    else:
+        delta, err, direction, ball = bwd, bwd_err, "p'||p", bb
     loss, where = pure_loss(d1, d2)
     claimed = float(plan.privacy_delta()) if hasattr(plan, "privacy_delta") else 0.0
-    return ApproximateDPCheck(e, delta, err, claimed, direction, loss, where, d1, d2)
+    return ApproximateDPCheck(e, delta, err, claimed, direction, loss, where, d1, d2, ball)
 
 
 def pure_loss(dist: TranscriptDistribution, dist_prime: TranscriptDistribution) -> tuple[mpmath.mpf, int]:

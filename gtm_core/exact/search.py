@@ -38,6 +38,8 @@ import numpy as np
 from ..errors import InvalidParameter, NotNeighbouring
 from ..validation import check_nonnegative_int, check_positive, check_positive_int, check_real
 from ..neighbours import neighbour_interval
+from .arb import float_upper
+from .privacy import hockey_stick_delta, hockey_stick_delta_ball
 from .transcripts import transcript_distribution
 
 __all__ = ["PerturbedPlan", "perturbed_plan", "SearchResult", "worst_case_search", "exact_loss", "StartEvaluation",
@@ -89,6 +91,22 @@ class PerturbedPlan:
     def claimed_loss(self, t: int, halted: bool) -> float:
         return self.base.claimed_loss(t, halted)
 
+    @property
+    def budget_policy(self) -> str:
+        return self.base.budget_policy
+
+    def enforced_budget(self, sp) -> int | None:
+        """The base plan's budget at step ``sp.t`` (a broken variant runs under the same policy, so the
+        exact engine models its refusals too)."""
+        return self.base.enforced_budget(sp)
+
+    def worst_claimed_loss(self) -> float:
+        return self.base.worst_claimed_loss()
+
+    def privacy_delta(self) -> float:
+        """The base plan's delta claim (0 for the ``"none"`` policy): still *claimed* by the broken variant."""
+        return self.base.privacy_delta()
+
 
 def perturbed_plan(plan, *, tau1_factor: float = 1.0, tau2_factor: float = 1.0) -> PerturbedPlan:
     for name, v in (("tau1_factor", tau1_factor), ("tau2_factor", tau2_factor)):
@@ -113,10 +131,17 @@ class SearchResult:
     seed: int
     attempts: int = 0  # candidate pairs tried (the unit of ``max_attempts``)
     complete: bool = True  # False if the time cap stopped an attempt-budgeted search early
+    objective: str = "claimed"  # "epsilon" / "claimed" (a transcript's loss) or "delta"
+    # objective "delta": loss is delta_eps of the pair (transcript = its direction "p||p'" or "p'||p",
+    # t = the stream length), loss_error its error, claimed the plan's delta, delta_eps the eps it is
+    # measured at, delta_upper the smallest float above its arb enclosure
+    delta_eps: float | None = None
+    delta_upper: float | None = None
 
     @property
     def exceeds_claim(self) -> bool:
-        """True when the exact loss exceeds the claimed loss (beyond its error bound)."""
+        """True when the exact loss exceeds the claimed loss (beyond its error bound); for the delta
+        objective: when the delta found certainly exceeds the delta claimed."""
         return self.loss - self.loss_error > self.claimed
 
     @property
@@ -131,6 +156,12 @@ class SearchResult:
 
     def describe(self) -> str:
         verdict = "EXCEEDS the claim" if self.exceeds_claim else "within the claim"
+        if self.objective == "delta":
+            return (
+                f"worst pair for delta at eps={self.delta_eps:.6g} ({self.transcript}): exact delta {self.loss:.10g} "
+                f"(upper bound {self.delta_upper:.10g}) vs claimed {self.claimed:.6g}: {verdict}\n"
+                f"  p  = {list(self.p)}\n  p' = {list(self.p_prime)}"
+            )
         return (
             f"worst transcript: {self.transcript} at t={self.t}; exact loss {self.loss:.10g} "
             f"(+-{self.loss_error:.2g}) vs claimed {self.claimed:.6g}: {verdict}\n"
@@ -138,10 +169,14 @@ class SearchResult:
         )
 
 
-def _target(plan, t: int, halted: bool, objective: str) -> float:
+def _target(plan, t: int, kind: str, objective: str) -> float:
+    """The loss a transcript is compared with: the uniform epsilon, or the per-transcript claim (a
+    refusal, outside Lemma 17, against the plan's uniform claim)."""
     if objective == "epsilon":
         return float(plan.epsilon)
-    return float(plan.claimed_loss(t, halted))
+    if kind == "refused":
+        return float(plan.worst_claimed_loss())
+    return float(plan.claimed_loss(t, kind == "halt"))
 
 
 def exact_loss(plan, p, q, *, dps: int = 10, objective: str = "claimed") -> tuple[float, str, int, float]:
@@ -150,16 +185,38 @@ def exact_loss(plan, p, q, *, dps: int = 10, objective: str = "claimed") -> tupl
     d1 = transcript_distribution(plan, p, dps=dps)
     d2 = transcript_distribution(plan, q, dps=dps)
     best = (-math.inf, "continue", 1, 0.0)
-    for t in range(1, len(p) + 1):
-        for kind, A, B in (("halt", d1.halt[t - 1], d2.halt[t - 1]), ("continue", d1.cont[t - 1], d2.cont[t - 1])):
-            a, b = A.value, B.value
-            if a <= 0 or b <= 0 or A.error >= a / 4 or B.error >= b / 4:
-                continue
-            loss = abs(float(mpmath.log(a) - mpmath.log(b)))
-            claimed = _target(plan, t, kind == "halt", objective)
-            if loss - claimed > best[0] - best[3]:
-                best = (loss, kind, t, claimed)
+    for t, kind, A, B in outcome_pairs(d1, d2):
+        a, b = A.value, B.value
+        if a <= 0 or b <= 0 or A.error >= a / 4 or B.error >= b / 4:
+            continue
+        loss = abs(float(mpmath.log(a) - mpmath.log(b)))
+        claimed = _target(plan, t, kind, objective)
+        if loss - claimed > best[0] - best[3]:
+            best = (loss, kind, t, claimed)
     return best
+
+
+def outcome_pairs(d1, d2):
+    """(t, kind, P, P') of every transcript of two laws: halt and continue at each t, and under an
+    enforced budget "refused" at each t."""
+    for t in range(1, d1.T + 1):
+        yield t, "halt", d1.halt[t - 1], d2.halt[t - 1]
+        yield t, "continue", d1.cont[t - 1], d2.cont[t - 1]
+        if d1.refused:
+            yield t, "refused", d1.refused[t - 1], d2.refused[t - 1]
+
+
+def exact_delta(plan, p, q, *, dps: int = 10) -> tuple[float, str, int, float]:
+    """The hockey-stick divergence delta_eps of the pair at the plan's eps (:meth:`worst_claimed_loss`),
+    the larger direction, as (delta, direction, stream length, the plan's claimed delta) - the
+    "delta" objective's score, shaped like :func:`exact_loss`'s."""
+    d1 = transcript_distribution(plan, p, dps=dps, max_panels=DELTA_SCORE_PANELS)
+    d2 = transcript_distribution(plan, q, dps=dps, max_panels=DELTA_SCORE_PANELS)
+    e = float(plan.worst_claimed_loss())
+    fwd, _ = hockey_stick_delta(d1, d2, e)
+    bwd, _ = hockey_stick_delta(d2, d1, e)
+    delta, direction = (fwd, "p||p'") if fwd >= bwd else (bwd, "p'||p")
+    return float(delta), direction, len(p), float(plan.privacy_delta())
 
 
 def _decode(u: np.ndarray, v: np.ndarray, eps: list[float]) -> tuple[list[float], list[float]]:
@@ -207,6 +264,28 @@ def structured_starts(plan, T: int) -> list[tuple[np.ndarray, np.ndarray]]:
     return starts
 
 
+# panels of a "delta" score's laws: a capped law at a tiny halting probability (p ~ 1e-8 at the default
+# deployment) refines its eta_1 integral for many minutes (the cancellation in halt = (1 - h) - R + J);
+# a search score needs no more than a few digits, and a panel left unresolved keeps its error in the ball
+DELTA_SCORE_PANELS = 300
+# the last step's success probabilities of the delta objective's structured starts: at the default
+# deployment the refusals break the halting event's ratio below about 1e-6 (loss 7.05 at 1e-7)
+DELTA_LAST = (1e-7, 3e-7, 1e-6)
+
+
+def delta_starts(plan, T: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Structured starts of the "delta" objective: Lemma 17's constructions (:func:`structured_starts`)
+    led by single steps with a tiny success probability shifted to either end of its neighbourhood,
+    where a refusal takes away the runs that could have halted (the loss of a capped run)."""
+    starts = []
+    for last in DELTA_LAST:
+        sp = plan.step(1)
+        u = np.array([_logit(last if sp.s == 1 else 1 - last)])
+        for sign in (1.0, -1.0):
+            starts.append((u.copy(), np.array([sign * (1.0 if sp.s == 1 else -1.0)])))
+    return starts + structured_starts(plan, T)
+
+
 def in_order_map(fn: Callable, items: Sequence) -> list:
     """The default ``map_starts`` of :func:`worst_case_search`: ``[fn(x) for x in items]`` here."""
     return [fn(x) for x in items]
@@ -251,7 +330,8 @@ class StartEvaluation:
 
     def point(self, kind: str, index: int) -> tuple[np.ndarray, np.ndarray]:
         if kind == "structured":
-            return structured_starts(self.plan, self.horizon)[index]
+            starts = delta_starts if self.objective == "delta" else structured_starts
+            return starts(self.plan, self.horizon)[index]
         return random_start(self.horizon, self.seed, index)
 
     def __call__(self, item: tuple[str, int]) -> StartOutcome:
@@ -266,10 +346,143 @@ def score_point(plan, u: np.ndarray, v: np.ndarray, horizon: int, *, dps: int, o
     eps = [float(plan.step(t).eps_t) for t in range(1, min(len(u), horizon) + 1)]
     p, q = _decode(u, v, eps)
     try:
-        loss, kind, t, claimed = exact_loss(plan, p, q, dps=dps, objective=objective)
+        if objective == "delta":
+            loss, kind, t, claimed = exact_delta(plan, p, q, dps=dps)
+        else:
+            loss, kind, t, claimed = exact_loss(plan, p, q, dps=dps, objective=objective)
     except NotNeighbouring:
         return None
     return (loss - claimed, loss, kind, t, claimed)
+
+
+class SearchState:
+    """The incumbent and the budget of one running search (local to :func:`worst_case_search`).
+
+    ``spent(share)``: has the phase ending at ``share`` of the budget used it up? CPU seconds are those
+    of this process plus, for starts evaluated elsewhere, theirs; an attempt-budgeted search counts
+    attempts and only records that the CPU-time cap stopped it (``capped``)."""
+
+    def __init__(self, seconds: float, max_attempts: int | None, progress):
+        self.seconds, self.max_attempts, self.progress = seconds, max_attempts, progress
+        self.start = time.process_time()
+        self.elsewhere = 0.0
+        self.attempts = 0
+        self.evals = 0
+        self.capped = False
+        self.best = None  # (score, u, v, loss, kind, t, claimed)
+
+    def used(self) -> float:
+        return time.process_time() - self.start + self.elsewhere
+
+    def spent(self, share: float) -> bool:
+        if self.max_attempts is None:
+            return self.used() > self.seconds * share
+        if self.used() > self.seconds:
+            self.capped = True
+            return True
+        return self.attempts >= self.max_attempts * share
+
+    def reduce(self, u, v, r) -> bool:
+        """Fold one evaluated pair into the incumbent (in start order); True if it improved it."""
+        self.attempts += 1
+        if r is None:
+            return False
+        self.evals += 1
+        if self.best is None or r[0] > self.best[0]:
+            self.best = (r[0], u.copy(), v.copy(), r[1], r[2], r[3], r[4])
+            if self.progress is not None:
+                self.progress(self.evals, r[1])
+            return True
+        return False
+
+
+def run_starts(state: SearchState, mapper, task: StartEvaluation, kind: str, available: int | None,
+               share: float, check_first: bool, chunk: int) -> None:
+    """Evaluate starts 0, 1, ... of ``kind`` through the mapper until the phase's budget is spent
+    (attempt-budgeted: exactly as many as the budget allows) or ``available`` ones are done."""
+    index = 0
+    while available is None or index < available:
+        if check_first and state.spent(share):
+            return
+        if state.max_attempts is not None:
+            n = max(0, math.ceil(state.max_attempts * share) - state.attempts)
+            n = max(n, 0 if check_first else 1)
+        else:
+            n = chunk
+        n = min(n, chunk) if available is None else min(n, chunk, available - index)
+        if n <= 0:
+            return
+        c0 = time.process_time()
+        outcomes = mapper(task, [(kind, i) for i in range(index, index + n)])
+        here = time.process_time() - c0
+        state.elsewhere += max(0.0, sum(o.cpu_seconds for o in outcomes) - here)
+        for o in outcomes:
+            state.reduce(o.u, o.v, o.score)
+        index += n
+        if not check_first and state.spent(share):
+            return
+
+
+def refine(state: SearchState, plan, horizon: int, *, dps: int, objective: str, rng) -> None:
+    """Local refinement of the incumbent with shrinking steps until the budget is spent (sequential:
+    each step starts from the last incumbent)."""
+    step = 1.0
+    while state.best is not None and not state.spent(1.0):
+        _, u0, v0, *_ = state.best
+        u = u0 + rng.normal(0.0, step, size=u0.shape)
+        v = np.clip(v0 + rng.normal(0.0, step / 2, size=v0.shape), -1, 1)
+        if rng.random() < 0.3:
+            v = np.sign(v) * (np.abs(v) > 0.5) + v * (np.abs(v) <= 0.5)
+        if not state.reduce(u, v, score_point(plan, u, v, horizon, dps=dps, objective=objective)):
+            step = max(step * 0.9, 0.02)
+        else:
+            step = min(step * 1.5, 2.0)
+
+
+def final_loss(plan, p, q, *, dps: int, objective: str) -> dict:
+    """The witness pair's worst transcript re-evaluated at ``dps`` (loss objectives)."""
+    d1 = transcript_distribution(plan, p, dps=dps)
+    d2 = transcript_distribution(plan, q, dps=dps)
+    top = None
+    for t, kind, A, B in outcome_pairs(d1, d2):
+        if A.value <= 0 or B.value <= 0:
+            continue
+        loss = abs(mpmath.log(A.value) - mpmath.log(B.value))
+        err = A.error / A.value + B.error / B.value
+        target = _target(plan, t, kind, objective)
+        if top is None or float(loss) - target > top[0]:
+            claimed = _target(plan, t, kind, "claimed")
+            top = (float(loss) - target, dict(loss=float(loss), loss_error=float(err), transcript=kind, t=t,
+                                              claimed=claimed))
+    assert top is not None
+    return top[1]
+
+
+def final_delta(plan, p, q, *, dps: int) -> dict:
+    """The witness pair's delta_eps re-evaluated at ``dps``, both directions, with its arb enclosure
+    (:func:`gtm_core.exact.privacy.hockey_stick_delta_ball`): the direction with the larger upper bound."""
+    d1 = transcript_distribution(plan, p, dps=dps)
+    d2 = transcript_distribution(plan, q, dps=dps)
+    e = float(plan.worst_claimed_loss())
+    best = None
+    for direction, a, b in (("p||p'", d1, d2), ("p'||p", d2, d1)):
+        value, err = hockey_stick_delta(a, b, e)
+        upper = float_upper(hockey_stick_delta_ball(a, b, e))
+        if best is None or upper > best["delta_upper"]:
+            best = dict(loss=float(value), loss_error=float(err), transcript=direction, t=len(p),
+                        claimed=float(plan.privacy_delta()), delta_eps=e, delta_upper=upper)
+    return best
+
+
+def resolve_objective(plan, objective: str | None) -> str:
+    """The search objective (default: "epsilon" for a plan with a uniform epsilon, else "claimed")."""
+    if objective is None:
+        objective = "epsilon" if getattr(plan, "epsilon", None) is not None else "claimed"
+    if objective not in ("epsilon", "claimed", "delta"):
+        raise InvalidParameter(f"objective must be 'epsilon', 'claimed' or 'delta', got {objective!r}")
+    if objective == "epsilon" and getattr(plan, "epsilon", None) is None:
+        raise InvalidParameter("objective='epsilon' needs a plan with a uniform epsilon claim")
+    return objective
 
 
 def worst_case_search(
@@ -290,9 +503,11 @@ def worst_case_search(
 
     ``objective``: "epsilon" (default when the plan claims a uniform pure-DP epsilon)
     compares every transcript with epsilon; "claimed" with the per-transcript bound
-    ``plan.claimed_loss(t, halted)`` (Lemma 17 (6)-(7), or Theorem 23's ex-post loss).
-    Deterministic for a given ``seed`` (up to the time budget). ``progress`` is an optional
-    callable receiving (evaluations, best_loss) after each improvement.
+    ``plan.claimed_loss(t, halted)`` (Lemma 17 (6)-(7), or Theorem 23's ex-post loss); "delta" maximises
+    the hockey-stick divergence delta_eps of the pair's laws at the plan's eps minus the plan's delta
+    (:meth:`Plan.privacy_delta`; the (eps, delta) claim of a capped deployment). Deterministic for a
+    given ``seed`` (up to the time budget). ``progress`` is an optional callable receiving
+    (evaluations, best_loss) after each improvement.
 
     ``max_attempts``: budget the search by candidate pairs tried instead of CPU time; the result
     then depends only on ``seed`` and ``max_attempts`` (re-runnable byte for byte), and
@@ -305,12 +520,7 @@ def worst_case_search(
     is the same whatever the mapper. Starts go out ``chunk`` at a time; the budget is checked between
     chunks (CPU seconds are those of this process plus, for starts evaluated elsewhere, theirs).
     """
-    if objective is None:
-        objective = "epsilon" if getattr(plan, "epsilon", None) is not None else "claimed"
-    if objective not in ("epsilon", "claimed"):
-        raise InvalidParameter(f"objective must be 'epsilon' or 'claimed', got {objective!r}")
-    if objective == "epsilon" and getattr(plan, "epsilon", None) is None:
-        raise InvalidParameter("objective='epsilon' needs a plan with a uniform epsilon claim")
+    objective = resolve_objective(plan, objective)
     check_positive_int("horizon", horizon)
     plan_h = getattr(plan, "horizon", None)
     if plan_h is not None and horizon > plan_h:
@@ -322,117 +532,18 @@ def worst_case_search(
     check_positive_int("chunk", chunk)
     mapper = in_order_map if map_starts is None else map_starts
     rng = np.random.default_rng(seed)  # the local refinement's stream (the starts have their own)
-    start = time.process_time()
-    elsewhere = 0.0  # CPU seconds of starts evaluated outside this process
-    attempts = 0
-    capped = False
-
-    def used() -> float:
-        return time.process_time() - start + elsewhere
-
-    def spent(share: float) -> bool:
-        """Has the phase ending at ``share`` of the budget used it up?"""
-        nonlocal capped
-        if max_attempts is None:
-            return used() > seconds * share
-        if used() > seconds:
-            capped = True
-            return True
-        return attempts >= max_attempts * share
-
-    eps = [float(plan.step(t).eps_t) for t in range(1, horizon + 1)]
-    evals = 0
-    best = None  # (score, u, v, loss, kind, t, claimed)
-
-    def reduce(u, v, r) -> bool:
-        """Fold one evaluated pair into the incumbent (in start order); True if it improved it."""
-        nonlocal best, attempts, evals
-        attempts += 1
-        if r is None:
-            return False
-        evals += 1
-        if best is None or r[0] > best[0]:
-            best = (r[0], u.copy(), v.copy(), r[1], r[2], r[3], r[4])
-            if progress is not None:
-                progress(evals, r[1])
-            return True
-        return False
-
-    def consider(u, v):
-        return reduce(u, v, score_point(plan, u, v, horizon, dps=dps, objective=objective))
-
+    state = SearchState(seconds, max_attempts, progress)
     task = StartEvaluation(plan, horizon, int(seed), dps, objective)
-
-    def run_starts(kind: str, available: int | None, share: float, check_first: bool) -> None:
-        """Evaluate starts 0, 1, ... of ``kind`` through the mapper until the phase's budget is spent
-        (attempt-budgeted: exactly as many as the budget allows) or ``available`` ones are done."""
-        nonlocal elsewhere
-        index = 0
-        while available is None or index < available:
-            if check_first and spent(share):
-                return
-            if max_attempts is not None:
-                n = max(0, math.ceil(max_attempts * share) - attempts)
-                n = max(n, 0 if check_first else 1)
-            else:
-                n = chunk
-            n = min(n, chunk) if available is None else min(n, chunk, available - index)
-            if n <= 0:
-                return
-            c0 = time.process_time()
-            outcomes = mapper(task, [(kind, i) for i in range(index, index + n)])
-            here = time.process_time() - c0
-            elsewhere += max(0.0, sum(o.cpu_seconds for o in outcomes) - here)
-            for o in outcomes:
-                reduce(o.u, o.v, o.score)
-            index += n
-            if not check_first and spent(share):
-                return
-
-    run_starts("structured", len(structured_starts(plan, horizon)), 0.4, check_first=False)
-    run_starts("random", None, 0.55, check_first=True)
-    # local refinement of the incumbent with shrinking steps (sequential: each step starts from the last)
-    step = 1.0
-    while best is not None and not spent(1.0):
-        _, u0, v0, *_ = best
-        u = u0 + rng.normal(0.0, step, size=u0.shape)
-        v = np.clip(v0 + rng.normal(0.0, step / 2, size=v0.shape), -1, 1)
-        if rng.random() < 0.3:
-            v = np.sign(v) * (np.abs(v) > 0.5) + v * (np.abs(v) <= 0.5)
-        if not consider(u, v):
-            step = max(step * 0.9, 0.02)
-        else:
-            step = min(step * 1.5, 2.0)
-    assert best is not None
-    _, u, v, *_ = best
-    p, q = _decode(u, v, eps[: len(u)])
-    # final, high-precision evaluation of the witness
-    d1 = transcript_distribution(plan, p, dps=final_dps)
-    d2 = transcript_distribution(plan, q, dps=final_dps)
-    top = None
-    for t in range(1, len(p) + 1):
-        for kind, A, B in (("halt", d1.halt[t - 1], d2.halt[t - 1]), ("continue", d1.cont[t - 1], d2.cont[t - 1])):
-            if A.value <= 0 or B.value <= 0:
-                continue
-            loss = abs(mpmath.log(A.value) - mpmath.log(B.value))
-            err = A.error / A.value + B.error / B.value
-            target = _target(plan, t, kind == "halt", objective)
-            if top is None or float(loss) - target > top[0]:
-                top = (float(loss) - target, float(loss), float(err), kind, t,
-                       float(plan.claimed_loss(t, kind == "halt")))
-    assert top is not None
-    return SearchResult(
-        p=tuple(p),
-        p_prime=tuple(q),
-        transcript=top[3],
-        t=top[4],
-        loss=top[1],
-        loss_error=top[2],
-        claimed=top[5],
-        epsilon=getattr(plan, "epsilon", None),
-        evaluations=evals,
-        seconds=used(),
-        seed=seed,
-        attempts=attempts,
-        complete=not capped,
-    )
+    starts = delta_starts if objective == "delta" else structured_starts
+    run_starts(state, mapper, task, "structured", len(starts(plan, horizon)), 0.4, False, chunk)
+    run_starts(state, mapper, task, "random", None, 0.55, True, chunk)
+    refine(state, plan, horizon, dps=dps, objective=objective, rng=rng)
+    assert state.best is not None
+    _, u, v, *_ = state.best
+    eps = [float(plan.step(t).eps_t) for t in range(1, len(u) + 1)]
+    p, q = _decode(u, v, eps)
+    top = final_delta(plan, p, q, dps=final_dps) if objective == "delta" else \
+        final_loss(plan, p, q, dps=final_dps, objective=objective)
+    return SearchResult(p=tuple(p), p_prime=tuple(q), epsilon=getattr(plan, "epsilon", None),
+                        evaluations=state.evals, seconds=state.used(), seed=seed, attempts=state.attempts,
+                        complete=not state.capped, objective=objective, **top)

@@ -12,7 +12,7 @@ from flint import arb
 from ..errors import InvalidParameter, UnsupportedConfiguration
 from ..validation import check_int
 from .arb import bits_for_dps, to_arb, working_precision
-from .budgeted import TOLERANCE_EXTRA_BITS, BudgetedStepEval
+from .budgeted import GUARD_BITS, TOLERANCE_EXTRA_BITS, BudgetedStepEval
 from .quadrature import Integrand, initial_edges, integrate_certified, integrate_estimated
 from .results import TranscriptDistribution, probability_from_ball
 from .step import StepEval, step_models
@@ -50,6 +50,12 @@ def transcript_distribution(
         tau1 = to_arb(plan.tau1)
         mu1 = to_arb(plan.mu1)
     budgeted = any(m.budget is not None for m in models)
+    if budgeted and any(not to_arb(m.r).is_exact() for m in models):
+        # an inexact r (a decimal string's ball at ``bits``) would be a relative 2^-bits uncertainty of the
+        # refusal correction's integrand, which its panels (tolerance 2^-(bits + 8)) never resolve: convert
+        # the stream at the integrand's own precision instead
+        with working_precision(bits + GUARD_BITS + TOLERANCE_EXTRA_BITS):
+            models = step_models(plan, p)
     if budgeted and certified:
         raise UnsupportedConfiguration(
             "certified=True is not available under an enforced evaluation budget (evaluation_budget = "

@@ -207,3 +207,54 @@ def test_a_planted_cache_entry_with_a_made_up_lemma_is_not_certified(plan, fake,
     c = W.lemma_checks_claim(plan, quick=True)
     assert len(calls) == 1 and not c.values["cached"]  # the checks ran
     assert set(c.values["lemmas"]) == {"lemma17", "theorem21"} and c.status == "pass"
+
+
+CAPPED = {"gtm": {"epsilon": 1.0, "parameterization": "theorem21", "theta": 1.0, "gamma": 2.0, "beta": 0.05,
+                  "evaluation_budget": "refuse"},
+          "stream": {"eps_t": 0.5, "p_star": 0.5, "horizon": 10}}
+
+
+@pytest.fixture(scope="module")
+def capped_plan():
+    return make_plan(GTMConfig.from_dict(CAPPED))
+
+
+def test_exact_witness_of_a_capped_plan_checks_delta_and_refuses_a_smaller_claim(capped_plan, fake):
+    """Under "refuse" the witness asks the search for the delta objective and passes iff the enclosure of
+    the delta found lies below the claimed delta: a claim mutated below it fails."""
+    asked = {}
+
+    def search(p, **kw):
+        asked.update(kw)
+        return types.SimpleNamespace(loss=3.67e-4, loss_error=1e-15, delta_upper=3.6718e-4, claimed=0.0111,
+                                     evaluations=4, seconds=1.0, p=(1e-7,), p_prime=(1.6487e-7,),
+                                     transcript="p'||p", t=1, attempts=4, complete=True)
+
+    fake("gtm_core.exact", worst_case_search=search)
+    good = W.exact_search_claim(capped_plan, max_attempts=150, time_cap=4, seed=1, delta_claimed=0.0111)
+    assert good.status == "pass" and asked["objective"] == "delta"
+    assert good.values["delta_found_upper"] == 3.6718e-4 and good.values["delta_claimed"] == 0.0111
+    assert asked["max_attempts"] == W.delta_search_attempts(150) and asked["seconds"] >= 4 * 150.0
+    assert not consistency_problems({"claims": [good.to_dict()]})
+    bad = W.exact_search_claim(capped_plan, max_attempts=150, time_cap=4, seed=1, delta_claimed=3.6717e-4)
+    assert bad.status == "fail"
+    # a stored pass whose numbers say otherwise is caught by the verifier's consistency check
+    forged = dict(bad.to_dict(), status="pass")
+    assert any("delta found exceeds" in p for p in consistency_problems({"claims": [forged]}))
+    with pytest.raises(Exception, match="claimed delta"):
+        W.exact_search_claim(capped_plan, max_attempts=20, time_cap=4, seed=1)
+
+
+@pytest.mark.slow  # a real delta search on the capped law: about a minute
+def test_real_exact_delta_witness_passes_the_claim_and_fails_it_mutated_smaller(capped_plan):
+    from audits.certify.derive import approximate_delta_upper
+
+    rows = [capped_plan.step(t).to_dict() for t in range(1, capped_plan.horizon + 1)]
+    claimed, _ = approximate_delta_upper(capped_plan, rows)
+    c = W.exact_search_claim(capped_plan, max_attempts=160, time_cap=10, seed=3, delta_claimed=claimed)
+    assert c.status == "pass" and c.values["complete"]
+    found = c.values["delta_found_upper"]
+    assert 1e-4 < found < claimed  # the truncation's delta is real, and below the claim
+    again = W.exact_search_claim(capped_plan, max_attempts=160, time_cap=10, seed=3, delta_claimed=found / 2)
+    assert again.status == "fail"
+    assert again.values["witness"] == c.values["witness"]  # same seed and count: same pair

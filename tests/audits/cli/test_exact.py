@@ -69,3 +69,71 @@ def test_exact_bad_input_exits_2_with_one_line(args, msg, tmp_path):
 def test_exact_missing_config_exits_2(tmp_path):
     r = _run([str(tmp_path / "nope.toml"), "--p", "0.3", "--p-prime", "0.3"])
     assert r.exit_code == 2
+
+
+CAPPED_TOML = """[gtm]
+epsilon = 1.0
+parameterization = "theorem21"
+theta = 1.0
+gamma = 2.0
+beta = 0.05
+evaluation_budget = "refuse"
+
+[stream]
+eps_t = 0.5
+p_star = 0.5
+horizon = 10
+"""
+
+
+def test_exact_on_a_capped_configuration_reports_pure_losses_and_checks_eps_delta(tmp_path):
+    """The deployed capped law at the pair: the halting loss 7.05 breaks the pure bound (reported), the
+    (eps, delta) claim holds (the verdict: exit 0)."""
+    cfg = tmp_path / "capped.toml"
+    cfg.write_text(CAPPED_TOML)
+    out = tmp_path / "c.json"
+    r = _run([str(cfg), "--p", "1e-7", "--p-prime", "1.6487e-7", "--digits", "12", "--json", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "refused" in r.output and "claim: (1, 0.0111" in r.output and "holds on this pair" in r.output
+    data = json.loads(out.read_text())
+    assert data["evaluation_budget"] == "refuse" and data["claim"]["kind"] == "approximate"
+    assert data["pure_ok"] is False and data["violations"] >= 1 and data["ok"] is True
+    assert float(data["max_loss"]) == pytest.approx(7.0523, abs=2e-3)
+    a = data["approximate"]
+    assert a["ok"] is True and 3.67e-4 < a["delta_found_upper"] < 3.68e-4 < a["delta_claimed"]
+    assert {t["transcript"] for t in data["transcripts"]} == {"halt", "continue", "refused"}
+
+
+def test_exact_capped_fails_a_mutated_smaller_delta_claim(monkeypatch, tmp_path):
+    """A capped plan that claims a delta below the pair's exact delta_eps is flagged: exit 1."""
+    cfg = tmp_path / "capped.toml"
+    cfg.write_text(CAPPED_TOML)
+
+    class Smaller:
+        def __init__(self, base):
+            self.base = base
+
+        def __getattr__(self, name):
+            return getattr(self.base, name)
+
+        def privacy_delta(self):
+            return 1e-4
+
+    monkeypatch.setattr(cmd_exact, "make_plan", lambda c: Smaller(real_make_plan(c)))
+    r = _run([str(cfg), "--p", "1e-7", "--p-prime", "1.6487e-7", "--digits", "10"])
+    assert r.exit_code == 1, r.output
+    assert "VIOLATED" in r.output
+
+
+def test_exact_uncapped_states_the_pure_claim(tmp_path):
+    r = _run(["examples/default.toml", "--p", "0.3", "--p-prime", "0.31", "--digits", "10"])
+    assert r.exit_code == 0, r.output
+    assert "(pure; evaluation_budget = \"none\"): holds" in r.output and "refused" not in r.output
+
+
+def test_exact_certified_is_refused_under_a_budget_with_one_line(tmp_path):
+    cfg = tmp_path / "capped.toml"
+    cfg.write_text(CAPPED_TOML)
+    r = _run([str(cfg), "--p", "0.3", "--p-prime", "0.31", "--certified"])
+    assert r.exit_code == 2 and "certified" in r.output
+    assert len(r.output.strip().splitlines()) == 1

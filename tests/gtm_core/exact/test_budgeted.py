@@ -3,15 +3,18 @@ refusals break pure DP at step 1; the (eps, delta) claim is checked with the hoc
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import mpmath
 import pytest
+from flint import arb
 
 from gtm_core import GTMConfig, make_plan
 from gtm_core.errors import UnsupportedConfiguration
 from gtm_core.exact import transcript_distribution
-from gtm_core.exact.privacy import approximate_dp_check, hockey_stick_delta
+from gtm_core.exact.privacy import (approximate_dp_check, approximate_dp_from, hockey_stick_delta,
+                                   hockey_stick_delta_ball, ratio_report)
 
 # 1.649e-7 (the outside measurement) is NOT a neighbour: 1.649 > e^0.5 = 1.64872; use 1.6487e-7
 P, P_NB = 1e-7, 1.6487e-7
@@ -96,7 +99,7 @@ def test_hockey_stick_delta_at_the_pair(laws):
     check = approximate_dp_check(plan, [P], [P_NB], dps=DPS)
     assert check.pure_loss > plan.epsilon  # not pure DP
     assert check.delta_claimed == pytest.approx(plan.privacy_delta())
-    assert check.ok == bool(check.delta + check.delta_error <= check.delta_claimed)
+    assert check.ok == bool(check.delta_ball <= arb(check.delta_claimed))
     assert check.ok  # the (eps, delta) claim holds on this pair
 
 
@@ -109,3 +112,36 @@ def test_untruncated_pair_has_zero_delta(laws):
 def test_certified_mode_is_refused_under_a_budget():
     with pytest.raises(UnsupportedConfiguration, match="certified"):
         transcript_distribution(plan_for("refuse"), [0.3], dps=10, certified=True)
+
+
+def test_pure_claim_is_flagged_and_approximate_claim_holds_at_the_pair(laws):
+    """The tester: the capped law at the pair violates the pure eps claim (halting, 7.05 > 1) and satisfies
+    its (eps, delta) claim; the uncapped law satisfies eps on every transcript."""
+    plan, d = laws["refuse"]
+    report = ratio_report(plan, d[P], d[P_NB], DPS)
+    assert {r.kind for r in report.rows} == {"halt", "continue", "refused"}
+    assert not report.ok and report.max_loss().kind == "halt"
+    check = approximate_dp_from(plan, d[P], d[P_NB])
+    assert check.ok and check.direction == "p'||p"
+    assert check.delta_ball.upper() >= check.delta - check.delta_error  # the ball encloses the mpmath value
+    assert 3.67e-4 < check.delta_upper < 3.68e-4
+    # a mutated (smaller) claim below the delta found is refused
+    mutated = dataclasses.replace(check, delta_claimed=check.delta_upper / 2)
+    assert not mutated.ok
+    plan_n, dn = laws["none"]
+    assert ratio_report(plan_n, dn[P], dn[P_NB], DPS).ok
+
+
+def test_hockey_stick_ball_straddling_zero_is_bounded_by_its_upper_end():
+    from gtm_core.exact.results import Probability, TranscriptDistribution
+
+    def dist(values):
+        ps = tuple(Probability(mpmath.mpf(v), mpmath.mpf(r), arb(v) + arb(0, r)) for v, r in values)
+        return TranscriptDistribution(T=1, halt=(ps[0],), cont=(ps[1],), dps=10, certified=False, nodes=0,
+                                      seconds=0.0)
+
+    a = dist([(0.5, 1e-3), (0.5, 1e-3)])
+    b = dist([(0.5, 1e-3), (0.5, 1e-3)])
+    ball = hockey_stick_delta_ball(a, b, 0.0)  # both outcomes' differences straddle 0
+    assert ball.upper() >= 2 * 2e-3 * 0.99  # [0, upper] of each straddling difference, summed
+    assert hockey_stick_delta_ball(a, b, 1.0) == 0  # e^1 Q - P is certainly positive: nothing counted

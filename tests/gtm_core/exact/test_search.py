@@ -145,3 +145,53 @@ def test_search_on_two_dask_worker_processes_gives_the_in_process_result(plan):
     same = ("p", "p_prime", "transcript", "t", "loss", "loss_error", "claimed", "evaluations", "attempts", "complete")
     assert {k: getattr(got, k) for k in same} == {k: getattr(ref, k) for k in same}
     assert got.seconds > 0.5 * ref.seconds  # the workers' CPU time is charged to the budget
+
+
+def _capped(horizon: int = 10):
+    return make_plan(GTMConfig.from_dict({
+        "gtm": {"epsilon": 1.0, "parameterization": "theorem21", "theta": 1.0, "gamma": 2.0, "beta": 0.05,
+                "evaluation_budget": "refuse"},
+        "stream": {"eps_t": 0.5, "p_star": 0.5, "horizon": horizon}}))
+
+
+def test_perturbed_plan_of_a_capped_plan_keeps_its_budget_and_delta():
+    base = _capped()
+    broken = perturbed_plan(base, tau2_factor=0.5)
+    sp = base.step(1)
+    assert broken.enforced_budget(sp) == base.enforced_budget(sp) == sp.evaluation_budget
+    assert broken.privacy_delta() == base.privacy_delta() > 0 and not broken.pure
+    assert broken.worst_claimed_loss() == base.worst_claimed_loss()
+
+
+def test_delta_starts_lead_with_tiny_success_probabilities_at_both_ends(plan):
+    from gtm_core.exact.search import DELTA_LAST, delta_starts
+
+    starts = delta_starts(_capped(), 2)
+    lead = starts[: 2 * len(DELTA_LAST)]
+    assert all(len(u) == 1 for u, _ in lead)
+    assert {float(v[0]) for _, v in lead} == {1.0, -1.0}
+    rest = structured_starts(_capped(), 2)
+    assert len(starts) == len(lead) + len(rest)
+    assert all(np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]) for a, b in zip(starts[len(lead):], rest))
+    with pytest.raises(InvalidParameter, match="delta"):
+        worst_case_search(plan, horizon=1, seconds=1, objective="deltas")
+
+
+@pytest.mark.slow  # four capped-law attempts and a final evaluation: about a minute
+def test_delta_search_finds_the_truncations_delta_on_the_capped_plan():
+    cap = _capped()
+    r = worst_case_search(cap, horizon=1, seconds=600, seed=1, max_attempts=4, objective="delta", dps=8,
+                          final_dps=12)
+    assert r.objective == "delta" and r.complete and r.attempts == 4
+    assert r.delta_eps == 1.0 and r.claimed == pytest.approx(cap.privacy_delta())
+    assert 3e-4 < r.loss <= r.delta_upper < r.claimed  # a real delta, below the claim
+    assert not r.exceeds_claim and "delta" in r.describe()
+    _assert_witness_is_neighbouring(cap, r)
+    # against the uncapped plan's claim (delta = 0) the same search flags the capped law
+    uncapped_claim = type("Claim0", (), {})()
+    for name in ("step", "tau1", "mu1", "horizon", "epsilon", "enforced_budget", "worst_claimed_loss"):
+        setattr(uncapped_claim, name, getattr(cap, name))
+    uncapped_claim.privacy_delta = lambda: 0.0
+    r0 = worst_case_search(uncapped_claim, horizon=1, seconds=600, seed=1, max_attempts=2, objective="delta",
+                           dps=8, final_dps=12)
+    assert r0.exceeds_claim
