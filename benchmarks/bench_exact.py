@@ -2,6 +2,7 @@
 
     python -m benchmarks.bench_exact [--quick]
     python -m benchmarks.bench_exact --ratios-only   # the planners' ratio grid only (seconds)
+    python -m benchmarks.bench_exact --small-c-only  # c = 2 vs c = 1019 horizon designs (exact_small_c.json)
 
 Figures (CPU seconds of this process, time.process_time, so other load on the
 machine inflates wall time but not these numbers):
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -154,6 +156,34 @@ def accuracy() -> list[dict]:
     return rows
 
 
+SMALL_C_STREAMS = ([0.5245, 0.5245, 0.05], [0.5, 0.5, 1e-6], [0.3, 0.3, 0.3], [0.5, 0.001])
+
+
+def small_c_speed(with_old: bool = True) -> list[dict]:
+    """3-step (and one 2-step) transcripts at 10 digits of the c = 2 design (examples/horizon.toml,
+    c + 1 - sigma = 0.17) and of the c = 1019 design of docs/horizon.md, with the engine's dispatch
+    (gtm_core/exact/closed_form.py) and, for comparison, with StepEval alone (SHAPE_SWITCH off)."""
+    from gtm_core.exact import closed_form
+
+    base = GTMConfig.load("examples/horizon.toml")
+    designs = (("c=2", base), ("c=1019", base.with_changes(c=1019, rho=1669.9215, theta=0.990, p_bar=0.015846)))
+    rows = []
+    saved = closed_form.SHAPE_SWITCH
+    try:
+        for engine in (("dispatch", "stepeval_only") if with_old else ("dispatch",)):
+            closed_form.SHAPE_SWITCH = saved if engine == "dispatch" else -math.inf
+            for name, cfg in designs:
+                plan = make_plan(cfg)
+                for p in SMALL_C_STREAMS:
+                    d = transcript_distribution(plan, p, dps=10)
+                    rows.append({"design": name, "engine": engine, "p": p, "nodes": d.nodes,
+                                 "cpu_seconds": round(d.seconds, 4)})
+                    print(rows[-1], file=sys.stderr)
+    finally:
+        closed_form.SHAPE_SWITCH = saved
+    return rows
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="T=20 instead of 100 for the fast-mode figure")
@@ -161,7 +191,16 @@ def main(argv=None):
                     help="default benchmarks/results/exact.json (benchmarks/results/exact_ratio_grid.json with --ratios-only)")
     ap.add_argument("--ratios-only", action="store_true",
                     help="only the planners' expected-evaluation ratio grid (seconds, no engine runs)")
+    ap.add_argument("--small-c-only", action="store_true",
+                    help="only the c = 2 vs c = 1019 transcript timings (benchmarks/results/exact_small_c.json)")
     args = ap.parse_args(argv)
+    if args.small_c_only:
+        result = {"machine": machine_info(), "small_c": small_c_speed()}
+        out = Path(args.out or "benchmarks/results/exact_small_c.json")
+        out.write_text(json.dumps(result, indent=2) + "\n")
+        for r in result["small_c"]:
+            print(f"{r['design']:>7} {r['engine']:>14} p={r['p']}  nodes={r['nodes']:>6}  cpu={r['cpu_seconds']:.3f}s")
+        return
     if args.ratios_only:
         start = time.process_time()
         result = {"machine": machine_info(), "ratio_grid": ratio_grid(), "planning_speed": planning_speed()}

@@ -24,6 +24,7 @@ from .arb import (
     to_mpf,
     working_precision,
 )
+from .closed_form import ClosedFormStep, use_closed_form
 
 
 # ---------------------------------------------------------------------------
@@ -90,6 +91,9 @@ class StepEval:
                 else:
                     self.shape = arb(self.c + 1) + self.sigma
                     self.lg_shape = self.shape.lgamma()
+        # dispatch (closed_form.use_closed_form): the guarded-precision evaluator where it applies
+        noisy = getattr(self, "lnA", None) is not None
+        self.closed = ClosedFormStep(step, mu1, bits) if noisy and use_closed_form(step) else None
 
     def shape_now(self) -> arb:
         """c+1 -+ sigma recomputed at the current working precision (eps, tau2 are exact)."""
@@ -110,6 +114,8 @@ class StepEval:
             return self.const
         if self.lnA is None:  # r = 0: K_t = 0 surely
             return (arb(1), arb(0)) if self.s == 1 else (arb(0), arb(1))
+        if self.closed is not None:
+            return self.closed.probs(x)
         bits = self.bits
         for _ in range(6):
             with working_precision(bits):
