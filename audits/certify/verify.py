@@ -37,6 +37,7 @@ from gtm_core.exact.arb import working_precision
 from gtm_core.errors import CertificateUnreadable, GTMError, UnsupportedConfiguration
 from gtm_core.files import jsonable
 from gtm_core.inputs import parse_json, read_text_file
+from gtm_core.validation import is_real
 
 from proofs import cache as lemma_cache
 
@@ -312,7 +313,7 @@ def consistency_problems(body: dict) -> list[str]:
 def exact_delta_within(found_upper, claimed) -> bool:
     """The delta witness's pass condition, re-checked: the upper bound of the delta found <= the delta
     claimed, both exact float64 values compared as arb balls (malformed values raise ValueError)."""
-    if isinstance(found_upper, bool) or isinstance(claimed, bool):
+    if not (is_real(found_upper) and is_real(claimed)):
         raise ValueError("delta values must be numbers")
     with working_precision(64):
         return bool(arb(float(found_upper)) <= arb(float(claimed)))
