@@ -247,9 +247,9 @@ def test_exact_witness_of_a_capped_plan_checks_delta_and_refuses_a_smaller_claim
 
 @pytest.mark.slow  # a real delta search on the capped law: about a minute
 def test_real_exact_delta_witness_passes_the_claim_and_fails_it_mutated_smaller(capped_plan):
-    from audits.certify.derive import approximate_delta_upper
+    from audits.certify.derive import approximate_delta_upper, derive
 
-    rows = [capped_plan.step(t).to_dict() for t in range(1, capped_plan.horizon + 1)]
+    rows = derive(GTMConfig.from_dict(CAPPED), Progress(False)).steps
     claimed, _ = approximate_delta_upper(capped_plan, rows)
     c = W.exact_search_claim(capped_plan, max_attempts=160, time_cap=10, seed=3, delta_claimed=claimed)
     assert c.status == "pass" and c.values["complete"]
