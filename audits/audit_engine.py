@@ -31,21 +31,32 @@ Three phases (:func:`select`, :func:`validate`, :func:`estimate`), on disjoint s
    Poisson total as slack, so the budget is exceeded with probability < 1e-6.)
 
 The verdict and the search summary are assembled by :func:`audits.audit_verdict.conclude`.
+
+Budget stops. When both a time budget and a sample budget are given, the clock is a hard stop. An audit
+whose clock runs out before its sample budget is spent - between requests, or while a request is in
+flight (:class:`gtm_core.errors.BudgetStop` from the target: the audit's own deadline, not a failure of
+the target) - ends with the bound reached so far, and ``search.budget.stopped`` says where it stopped and
+after how many runs (:func:`budget_stop_note`). The bound stays valid: the stopping rule depends on the
+clock only, and an interrupted estimation chunk is discarded whole. Only a stop before any pair was
+sampled has no bound at all: it raises :class:`~gtm_core.errors.BudgetStop` (``gtm audit``: exit 2).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from typing import Any, Protocol
 
 import numpy as np
 
-from gtm_core.errors import InvalidParameter
+from gtm_core.errors import BudgetStop, InvalidParameter
 from gtm_core.validation import check_nonnegative_int, check_seconds
 
 from .audit_results import AuditResult, FamilyTally
-from .audit_scoring import Estimation, ScoredCandidate, Selection, score_candidate
+from .audit_scoring import (DETECTION_EVENT, DETECTION_TARGET, Estimation, ScoredCandidate, Selection,
+                            fine_runs_needed, first_round_keep_probability, keeps, score_candidate,
+                            screen_candidate)
 from .audit_verdict import conclude
 from .events import EventSpace
 from .sampling import AuditSettings, Clock, ProgressBar, SampleBook, Seeds
@@ -66,6 +77,14 @@ MIN_FIRST_ROUND = 50  # runs per input of the first round, at least
 FIRST_ROUND_MAX_FACTOR = 64  # ... and at most this many times n0: a leak on an event of probability q is
 # seen ~n q times in the first round; at n = n0 = 1000 and q = 3e-3 it is seen fewer than 3 times (the
 # exploration threshold) with probability 0.42, so a budget that allows more must buy more
+FINE_SHARE = 0.2  # share of the whole budget for the first round of a fine family (pairs of family "fine":
+# half-move level spacing, audits.pair_search.fine_candidates), on top of the first round of the others
+FINE_EASIEST_EVENT = 1e-2  # the most likely leak event of the narrow planted suite (loss claim + 1) ...
+# ... a fine first round must keep with probability DETECTION_TARGET, else it is not run (it would cost its share
+# - time the coarse families' halving rounds need - and see nothing): fine_min_runs(); the coverage section then
+# lists the family as not sampled, with the runs its share afforded
+FINE_EXPLORE_TOP = 32  # screened fine pairs kept by their point estimate alone (besides the always-survive rule)
+FINE_PILOT = 8  # candidates spread over the fine family that time its per-request cost (time budget)
 DEADLINE_GRACE_SECONDS = 1.5  # how far past --seconds a target's answer is still awaited
 
 
@@ -121,10 +140,62 @@ def run_audit(
     book.on_progress = bar.update  # every batch moves the bar, wherever it ran
 
     selection = select(problem, book, settings, rng, bar)
-    witness = validate(problem, book, settings, selection, bar)
-    estimation = estimate(problem, book, settings, witness, bar)
+    if selection.best is None:  # the clock ran out before the first pair was sampled: no bound at all
+        bar.close()
+        raise BudgetStop(f"the audit's time budget ({settings.seconds:g} s) ran out before the first pair was "
+                         f"sampled ({selection.stopped}): no bound")
+    witness, stopped = validate(problem, book, settings, selection, bar)
+    estimation = estimate(problem, book, settings, witness, bar, stopped=stopped)
     bar.close()
-    return conclude(problem, book, settings, selection, witness, estimation, target_name)
+    result = conclude(problem, book, settings, selection, witness, estimation, target_name)
+    if result.search is None:
+        return result
+    search = result.search
+    if selection.first_round_runs_fine:
+        searched = {**search.coverage.searched, "fine_first_round": fine_first_round(settings, selection)}
+        search = dataclasses.replace(search, coverage=dataclasses.replace(search.coverage, searched=searched))
+    if selection.fine_dropped is not None:
+        pairs, runs = selection.fine_dropped
+        search = dataclasses.replace(search, coverage=search.coverage.with_skipped(
+            f"the fine family ({pairs} pairs): not sampled",
+            f"its share of the budget ({FINE_SHARE:.0%}) affords {runs} < {fine_min_runs(settings.epsilon)} runs per "
+            f"input, the fewest at which even a leak event of probability {FINE_EASIEST_EVENT:g} (loss claim + 1) is "
+            f"kept with probability {DETECTION_TARGET:g}"))
+    note = budget_stop_note(settings, book, estimation.stopped)
+    if note is not None:
+        search = dataclasses.replace(search, budget=dataclasses.replace(search.budget, stopped=note))
+    return dataclasses.replace(result, search=search)
+
+
+def fine_min_runs(epsilon: float) -> int:
+    """The fewest first-round runs per input for which the fine family is run: those at which an event of
+    probability FINE_EASIEST_EVENT and loss epsilon + 1 is kept with probability DETECTION_TARGET
+    (:func:`audits.audit_scoring.fine_runs_needed`; 2 250 at epsilon = 1)."""
+    return fine_runs_needed(FINE_EASIEST_EVENT, epsilon + 1.0, epsilon, DETECTION_TARGET)
+
+
+def fine_first_round(settings: AuditSettings, selection: Selection) -> dict:
+    """The ``search.coverage.fine_first_round`` record: the fine family's first-round runs per input, and the
+    probability (:func:`audits.audit_scoring.first_round_keep_probability`) that a fine pair whose event has
+    probability 2e-3 and loss claim + 1 is kept into the next round at that many runs, with the runs that
+    probability DETECTION_TARGET needs."""
+    q, loss = DETECTION_EVENT[0], settings.epsilon + 1.0
+    n = int(selection.first_round_runs_fine)
+    return {"runs_per_input": n, "event_probability": q, "event_loss": loss,
+            "keep_probability": first_round_keep_probability(n, q, loss, settings.epsilon),
+            "runs_needed": fine_runs_needed(q, loss, settings.epsilon, DETECTION_TARGET),
+            "target_probability": DETECTION_TARGET}
+
+
+def budget_stop_note(settings: AuditSettings, book: SampleBook, stopped: str | None) -> str | None:
+    """The ``search.budget.stopped`` line: None when the audit ended on its plan (a sample budget spent, or a
+    time-only budget used up as planned); else the phase the clock stopped, the runs drawn against the
+    sample budget, and that the bound is the one reached so far."""
+    if stopped is None:
+        return None
+    of = f" of the {settings.max_samples:,}-run sample budget" if settings.max_samples is not None else ""
+    return (f"budget stop: the audit's time budget ({settings.seconds:g} s) ran out {stopped}, after "
+            f"{book.samples:,} runs{of}; the bound is the one reached so far (the stop depends on the clock only)")
 
 
 def check_audit_budget(*, epsilon: float, seconds: float | None, max_samples: int | None, confidence: float,
@@ -154,25 +225,30 @@ def check_audit_budget(*, epsilon: float, seconds: float | None, max_samples: in
 # ---------------------------------------------------------------------------
 
 
-def first_round_runs(problem, book: SampleBook, settings: AuditSettings, pool: list, n_inputs: int) -> int:
+def first_round_runs(problem, book: SampleBook, settings: AuditSettings, pool: list, n_inputs: int, *,
+                     share: float | None = None, pilot: list | None = None) -> int:
     """Runs per input of the first (coverage) round: every candidate must be seen once, so the round
-    is sized to FIRST_ROUND_SHARE of the selection budget (at least MIN_FIRST_ROUND runs, at most
-    FIRST_ROUND_MAX_FACTOR * n0).
+    is sized to FIRST_ROUND_SHARE of the selection budget (or ``share`` of the whole budget, from now; at
+    least MIN_FIRST_ROUND runs, at most FIRST_ROUND_MAX_FACTOR * n0).
     With a sample budget this is arithmetic (reproducible); with a time budget the per-request cost
-    is measured on a pilot of the first few inputs (at n0 runs, kept as part of the round)."""
+    is measured on a pilot (``pilot``, default the first few candidates; at n0 runs, kept as part of the
+    round)."""
     if getattr(problem, "initial_samples", None):  # the problem fixes its first round (rare strong events)
         return int(settings.n0)
     if settings.max_samples is not None:
-        share = FIRST_ROUND_SHARE * settings.selection_share * settings.max_samples
-        return int(min(FIRST_ROUND_MAX_FACTOR * settings.n0, max(MIN_FIRST_ROUND, share / max(n_inputs, 1))))
-    pilot = pool[:8]
+        budget = (FIRST_ROUND_SHARE * settings.selection_share if share is None else share) * settings.max_samples
+        return int(min(FIRST_ROUND_MAX_FACTOR * settings.n0, max(MIN_FIRST_ROUND, budget / max(n_inputs, 1))))
+    pilot = pool[:8] if pilot is None else pilot
     t0 = book.clock.elapsed()
     for c in pilot:
         for inp in problem.inputs(c):
             book.ensure(inp, settings.n0, problem.events(c).n_codes)
     spent = max(book.clock.elapsed() - t0, 1e-6)
     per_request = spent / max(len(_distinct_inputs(problem, pilot)), 1)
-    left = FIRST_ROUND_SHARE * settings.selection_share * settings.seconds - book.clock.elapsed()
+    if share is None:
+        left = FIRST_ROUND_SHARE * settings.selection_share * settings.seconds - book.clock.elapsed()
+    else:
+        left = share * settings.seconds - spent
     scale = left / max(per_request * n_inputs, 1e-9)  # per_request includes fixed costs: a larger n costs less
     return int(min(FIRST_ROUND_MAX_FACTOR * settings.n0, max(MIN_FIRST_ROUND, settings.n0 * scale)))
 
@@ -191,60 +267,104 @@ def select(problem, book: SampleBook, settings: AuditSettings, rng: np.random.Ge
     perm = rng.permutation(len(pool))
     pool = sorted((pool[i] for i in perm), key=lambda c: _cost_class(problem, c))
     examined = {id(c): c for c in pool}
-    runs_grid = first_round_runs(problem, book, settings, pool, len(_distinct_inputs(problem, pool)))
+    fine = [c for c in pool if _is_fine(c)]
+    coarse = [c for c in pool if not _is_fine(c)] if fine else pool
+    runs_grid = first_round_runs(problem, book, settings, coarse, len(_distinct_inputs(problem, coarse)))
     first_runs_grid = runs_grid
+    # the fine family (half-move spacing, thousands of inputs): its own share of the budget, at most what its
+    # stated detection needs (fine_runs_needed: a (2e-3, loss claim + 1) event kept with probability 0.9)
+    first_runs_fine = 0
+    fine_dropped = None
+    if fine:
+        spread = fine[:: max(1, len(fine) // FINE_PILOT)][:FINE_PILOT]
+        first_runs_fine = min(fine_runs_needed(DETECTION_EVENT[0], settings.epsilon + 1.0, settings.epsilon,
+                                               DETECTION_TARGET),
+                              first_round_runs(problem, book, settings, fine, len(_distinct_inputs(problem, fine)),
+                                               share=FINE_SHARE, pilot=spread))
+        if first_runs_fine < fine_min_runs(settings.epsilon):  # too thin to see anything: the coarse families get it
+            pool = [c for c in pool if not _is_fine(c)]
+            examined = {id(c): c for c in pool}
+            fine_dropped = (len(fine), first_runs_fine)
+            first_runs_fine = 0
     # the coverage grid is thousands of pairs: sized over all inputs, its first round can be thin (a slow
     # target, a long max_T). The structured families (a few hundred pairs, where the classic worst cases
     # sit) are sized over their own inputs, so the grid never starves them
-    structured = [c for c in pool if not _is_grid(c)]
+    structured = [c for c in pool if not _is_grid(c) and not _is_fine(c)]
     first_runs_structured = n_round_structured(first_runs_grid, max(runs_grid, first_round_runs(
         problem, book, settings, structured, len(_distinct_inputs(problem, structured)))))
     families = _tally_proposed({}, pool)
     rounds, best, scores = 0, None, []
     scored_ids: set[int] = set()
     latest: dict[int, ScoredCandidate] = {}
+    stopped = None
     while True:
         rounds += 1
         scores = []
+        top_score = -math.inf  # the round's best projected bound so far (progress text)
         for c in pool:
             if book.budget_used() >= _selection_limit(settings, best) and len(scores) >= 8:
                 break
             runs = runs_grid if _is_grid(c) else runs_grid * (first_runs_structured // first_runs_grid)
-            sc = _sample_and_score(problem, book, settings, c, runs)
+            if _is_fine(c):
+                runs = max(1, int(runs_grid * first_runs_fine / first_runs_grid))
+            try:
+                # the fine family's first round is a screen by the point estimates (thousands of pairs): scored
+                # in full from the next round on, if it survives (by exploration or the always-survive rule)
+                sc = _sample_and_score(problem, book, settings, c, runs, screen=rounds == 1 and _is_fine(c))
+            except BudgetStop:  # the clock stopped a request in flight: the target is gone, stop here
+                stopped = f"in selection round {rounds}"
+                break
             scores.append(sc)
             latest[id(c)] = sc
             name = _family(c)
             families[name] = families.get(name, FamilyTally()).with_score(rounds, sc.score,
                                                                            first_time=id(c) not in scored_ids)
             scored_ids.add(id(c))
+            top_score = max(top_score, sc.score)
             bar.update(book.progress_done(),
                        f"selection round {rounds}: {len(scores)}/{len(pool)} pairs, n={runs_grid}, "
-                       f"best projected bound {max(s.score for s in scores):.3f}")
+                       f"best projected bound {top_score:.3f}")
+        if stopped is not None and not scores:  # nothing scored in this round: rank the latest scores
+            scores = list(latest.values())
         scores.sort(key=lambda s: -s.score)
         if scores:
             best = scores[0]
-        if book.budget_used() >= _selection_limit(settings, best):
+        if stopped is not None or book.budget_used() >= _selection_limit(settings, best):
             break
         # exploration survivors only for problems that ask for them (the GTM: leaks on rare events may sit
         # anywhere in the stream space); the SVT problems keep the exploitation-only halving
-        by_explore = sorted(scores, key=lambda s: -s.explore) if getattr(problem, "explore", False) else []
+        # the fine family's screened first round (thousands of pairs, no projected bound) is halved on its own: its
+        # pairs survive by the always-survive rule or as one of the FINE_EXPLORE_TOP best by point estimate, so
+        # they never crowd the coarse families' survivors out of the next round
+        screened = {id(s) for s in scores if _is_fine(s.candidate) and not math.isfinite(s.score)}
+        ranked = [s for s in scores if id(s) not in screened]
+        by_explore = sorted(ranked, key=lambda s: -s.explore) if getattr(problem, "explore", False) else []
         fresh = [r for s in scores[:3] + by_explore[:3] for r in problem.refine(s.candidate, rng)]
         for r in fresh:
             examined.setdefault(id(r), r)
         families = _tally_proposed(families, fresh)
-        pool = next_round_pool(problem, _survivors(scores, by_explore, max(4, len(scores) // 4)), fresh)
+        kept = sorted((s for s in scores if keeps(s, settings.epsilon)), key=lambda s: -s.keep) if by_explore else []
+        fine_top = sorted((s for s in scores if id(s) in screened and math.isfinite(s.explore)),
+                          key=lambda s: -s.explore)[:FINE_EXPLORE_TOP]
+        pool = next_round_pool(problem, _survivors(ranked, by_explore, max(4, len(ranked) // 4),
+                                                   kept[: max(4, len(scores) // 4)] + fine_top), fresh)
         runs_grid *= 2
     return Selection(ranked=tuple(scores), best=best, rounds=rounds, pairs_examined=len(examined),
                      first_round_runs=first_runs_grid, first_round_runs_structured=first_runs_structured,
-                     families=families, latest=tuple(sorted(latest.values(), key=lambda s: -s.score)))
+                     families=families, latest=tuple(sorted(latest.values(), key=lambda s: -s.score)),
+                     stopped=stopped, first_round_runs_fine=first_runs_fine, fine_dropped=fine_dropped)
 
 
-def _sample_and_score(problem, book: SampleBook, settings: AuditSettings, candidate, runs: int) -> ScoredCandidate:
-    """Top both inputs of a candidate up to ``runs`` selection samples, then score it."""
+def _sample_and_score(problem, book: SampleBook, settings: AuditSettings, candidate, runs: int, *,
+                      screen: bool = False) -> ScoredCandidate:
+    """Top both inputs of a candidate up to ``runs`` selection samples, then score it (``screen``: by its point
+    estimates only, :func:`audits.audit_scoring.screen_candidate`)."""
     a, b = problem.inputs(candidate)
     n_codes = problem.events(candidate).n_codes
     book.ensure(a, runs, n_codes)
     book.ensure(b, runs, n_codes)
+    if screen:
+        return screen_candidate(problem, book, candidate)
     return score_candidate(problem, book, candidate, settings.alpha)
 
 
@@ -265,11 +385,12 @@ def next_round_pool(problem, survivors: list, fresh: list) -> list:
     return fresh + survivors if getattr(problem, "explore", False) else survivors + fresh
 
 
-def _survivors(scores: list, by_explore: list, keep: int) -> list:
+def _survivors(scores: list, by_explore: list, keep: int, kept: list = ()) -> list:
     """The best ``keep`` pairs by the projected bound, then the best ``keep`` by the point estimate
-    (exploration; only finite estimates), without repeats."""
+    (exploration; only finite estimates), then the pairs of ``kept`` (the always-survive rule,
+    :func:`audits.audit_scoring.keeps`, best first, and the fine family's best screened pairs), without repeats."""
     survivors, seen = [], set()
-    for s in scores[:keep] + [s for s in by_explore[:keep] if math.isfinite(s.explore)]:
+    for s in scores[:keep] + [s for s in by_explore[:keep] if math.isfinite(s.explore)] + list(kept):
         if id(s.candidate) not in seen:
             seen.add(id(s.candidate))
             survivors.append(s.candidate)
@@ -302,6 +423,11 @@ def _cost_class(problem, c) -> int:
     return 0 if n <= 5 else 1 if n <= 20 else 2
 
 
+def _is_fine(c) -> bool:
+    """A pair of the fine family (not refined): sized with its own first-round share (FINE_SHARE)."""
+    return str(getattr(c, "family", "")) == "fine"
+
+
 def _is_grid(c) -> bool:
     """A pair of the coverage grid (not refined): sized with the whole grid in the first round."""
     return str(getattr(c, "family", "")) == "grid"
@@ -319,13 +445,14 @@ def _family(c) -> str:
 
 
 def validate(problem, book: SampleBook, settings: AuditSettings, selection: Selection,
-             bar: ProgressBar) -> ScoredCandidate:
+             bar: ProgressBar) -> tuple[ScoredCandidate, str | None]:
     """Phase 2: re-rank the top witnesses (distinct pairs, up to VALIDATION_K, each with its alternative
     events) on fresh samples - this removes the winner's curse of the selection, whose accumulated
-    samples favour lucky candidates. Returns the witness to pre-register."""
+    samples favour lucky candidates. Returns the witness to pre-register and where the clock stopped the
+    audit (``selection.stopped``, or validation itself; None when it did not)."""
     top = validation_pool(problem, selection)
-    if len(top) <= 1:
-        return selection.best
+    if len(top) <= 1 or selection.stopped is not None:
+        return selection.best, selection.stopped
     validated = []
     for sc in top:
         a, b = problem.inputs(sc.candidate)
@@ -336,7 +463,10 @@ def validate(problem, book: SampleBook, settings: AuditSettings, selection: Sele
         else:
             runs = int(settings.validation_share * settings.max_samples / len(top) / 2)
         runs = max(settings.n0, runs)
-        fresh_a, fresh_b = book.draw_many([(a, runs), (b, runs)], events.n_codes)
+        try:
+            fresh_a, fresh_b = book.draw_many([(a, runs), (b, runs)], events.n_codes)
+        except BudgetStop:
+            return (max(validated, key=lambda x: x[0])[1] if validated else selection.best), "in validation"
         for name, row in sc.alternatives or ((sc.event, sc.membership),):
             hits_a, hits_b = int(fresh_a[row].sum()), int(fresh_b[row].sum())
             bound = float(projected_conditional_bound(hits_a, runs, hits_b, runs, book.final_n(a, b),
@@ -344,7 +474,7 @@ def validate(problem, book: SampleBook, settings: AuditSettings, selection: Sele
             validated.append((bound, ScoredCandidate(sc.score, sc.candidate, name, row)))
         bar.update(book.progress_done(), f"validation {len(validated)}/{len(top)}")
     validated.sort(key=lambda x: -x[0])
-    return validated[0][1]
+    return validated[0][1], None
 
 
 def validation_pool(problem, selection: Selection) -> list:
@@ -381,10 +511,12 @@ def validation_pool(problem, selection: Selection) -> list:
 
 
 def estimate(problem, book: SampleBook, settings: AuditSettings, witness: ScoredCandidate,
-             bar: ProgressBar) -> Estimation:
+             bar: ProgressBar, *, stopped: str | None = None) -> Estimation:
     """Phase 3: fresh samples of the witness pair only, each input run a Poisson(m) number of times per
     chunk (counts from their own seeded stream, never from the outputs), until the planned mean M
-    per input is reached or the clock stops (whole chunks only)."""
+    per input is reached or the clock stops (whole chunks only: a chunk the clock interrupts in flight
+    is discarded). ``stopped``: where an earlier phase's clock stop happened (no sampling then).
+    The returned ``stopped`` names the clock stop, if any, that cut the audit short of its sample budget."""
     a, b = problem.inputs(witness.candidate)
     events = problem.events(witness.candidate)
     planned = book.final_n(a, b)
@@ -394,15 +526,21 @@ def estimate(problem, book: SampleBook, settings: AuditSettings, witness: Scored
     runs_mean = runs_a = runs_b = 0  # runs_mean = planned Poisson mean M per input (sum of the chunks' means)
     phase_seconds = 0.0
     replanned = False
-    while runs_mean < planned:
+    while stopped is None and runs_mean < planned:
         if runs_mean > 0 and book.clock.left() <= 0:
+            if settings.max_samples is not None:
+                stopped = "in estimation, before the planned runs"
             break  # hard time budget: the stopping rule depends on the clock only (whole chunks)
         chunk = max(1000, min(planned // 8 if not replanned else planned, estimation_chunk(settings, book.executor)))
         chunk_mean = min(chunk, planned - runs_mean)
         draws_a, draws_b = int(counts_rng.poisson(chunk_mean)), int(counts_rng.poisson(chunk_mean))
         t0 = time.monotonic()
         # both inputs at once (parallel on workers)
-        chunk_a, chunk_b = book.draw_many([(a, draws_a), (b, draws_b)], events.n_codes)
+        try:
+            chunk_a, chunk_b = book.draw_many([(a, draws_a), (b, draws_b)], events.n_codes)
+        except BudgetStop:  # the clock stopped this chunk in flight: discard it whole
+            stopped = "in estimation (a chunk in flight discarded)"
+            break
         hist_a += chunk_a
         hist_b += chunk_b
         phase_seconds += time.monotonic() - t0
@@ -419,7 +557,7 @@ def estimate(problem, book: SampleBook, settings: AuditSettings, witness: Scored
             if extra >= ESTIMATION_MIN_CHUNK:
                 planned = max(planned, runs_mean + extra)
         bar.update(book.progress_done(), f"estimation {runs_mean}/{planned} runs per stream")
-    return Estimation(hist_a=hist_a, hist_b=hist_b, n_a=runs_a, n_b=runs_b, runs_mean=runs_mean)
+    return Estimation(hist_a=hist_a, hist_b=hist_b, n_a=runs_a, n_b=runs_b, runs_mean=runs_mean, stopped=stopped)
 
 
 def estimation_chunk(settings: AuditSettings, executor) -> int:

@@ -138,7 +138,8 @@ class BudgetAssessment:
 
     ``best_reachable_bound`` is the largest bound the conditional test could have reported on the
     witness event with the hits it got (:func:`audits.audit_verdict.budget_assessment`); None when
-    no hit at all. ``warning`` says so when that bound is not above the claim."""
+    no hit at all. ``warning`` says so when that bound is not above the claim; ``stopped`` describes a
+    budget stop (:func:`audits.audit_engine.budget_stop_note`)."""
 
     seconds: float | None
     max_samples: int | None
@@ -149,13 +150,14 @@ class BudgetAssessment:
     best_reachable_bound: float | None
     meaningful: bool
     warning: str | None
+    stopped: str | None = None  # a budget stop: the clock ran out before the sample budget (None: it did not)
 
     def to_dict(self) -> dict:
         return {"seconds": self.seconds, "max_samples": self.max_samples, "samples_used": self.samples_used,
                 "seconds_used": self.seconds_used, "time_share_used": self.time_share_used,
                 "final_runs_per_input": self.final_runs_per_input,
                 "best_reachable_bound": self.best_reachable_bound, "meaningful": self.meaningful,
-                "warning": self.warning}
+                "warning": self.warning, "stopped": self.stopped}
 
 
 @dataclass(frozen=True)

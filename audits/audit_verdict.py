@@ -36,8 +36,8 @@ def conclude(problem, book: SampleBook, settings: AuditSettings, selection: Sele
     witness = AuditWitness(
         input_a=problem.describe_input(a), input_b=problem.describe_input(b), event=chosen.event,
         family=chosen.candidate.family, count_a=hits_a, n_a=runs_a, count_b=hits_b, n_b=runs_b,
-        probability_a=hits_a / max(runs_a, 1), probability_a_lower=min(float(lower_a) / runs_mean, 1.0),
-        probability_b=hits_b / max(runs_b, 1), probability_b_upper=min(float(upper_b) / runs_mean, 1.0),
+        probability_a=hits_a / max(runs_a, 1), probability_a_lower=min(float(lower_a) / max(runs_mean, 1), 1.0),
+        probability_b=hits_b / max(runs_b, 1), probability_b_upper=min(float(upper_b) / max(runs_mean, 1), 1.0),
         event_codes=tuple(int(x) for x in np.nonzero(chosen.membership)[0]), runs_mean=int(runs_mean),
         loss_bound=bound,
     )

@@ -31,7 +31,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from gtm_core.errors import ClusterError, GTMError, InvalidParameter, TargetError
+from gtm_core.errors import BudgetStop, ClusterError, GTMError, InvalidParameter, TargetError
 from gtm_core.validation import check_int
 
 from .events import codes_histogram
@@ -96,6 +96,8 @@ def worker_sample_batch(problem, inp, n: int, seed: int, n_codes: int, half: boo
         name = f"pid {os.getpid()}"
     try:
         return sample_batch(problem, inp, n, seed, n_codes, half, worker=name)
+    except BudgetStop:
+        raise  # the audit's own deadline, not a failure of the target
     except GTMError as exc:
         raise TargetError(f"on worker {name}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
     except Exception as exc:  # broad-except: a worker-side failure must fail the audit, never be partial

@@ -45,8 +45,9 @@ class GTMProblem:
 
     def __init__(self, target: Target, eps_t, *, max_T: int = DEFAULT_MAX_T, oracle_plan=None,
                  oracle_seconds: float = 10.0, extra_candidates=(), oracle_attempts: int | None = None,
-                 map_starts=None):
+                 map_starts=None, claimed_plan=None):
         self.target = target
+        self.claimed_plan = claimed_plan  # where the fine family is densest (pair_search.fine_candidates); never a skip
         self.privacy = InputPrivacy.from_user(eps_t)
         limit = target.max_T if target.max_T is not None else max_T
         self.max_T = self.privacy.longest_stream(min(max_T, limit))
@@ -68,7 +69,7 @@ class GTMProblem:
         return {**self.__dict__, "map_starts": None}
 
     def initial_candidates(self):
-        candidates = pair_search.initial_candidates(self.privacy, self.max_T)
+        candidates = pair_search.initial_candidates(self.privacy, self.max_T, plan=self.claimed_plan)
         if self.oracle_plan is not None:
             candidates = pair_search.oracle_candidates(
                 self.oracle_plan, self.privacy, self.max_T, horizon=min(3, self.max_T), seconds=self.oracle_seconds,
@@ -80,7 +81,7 @@ class GTMProblem:
 
     def coverage(self) -> SearchCoverage:
         """The searched region and what is skipped, with reasons (:func:`audits.pair_search.coverage`)."""
-        return pair_search.coverage(self.max_T)
+        return pair_search.coverage(self.max_T, self.privacy, self.claimed_plan)
 
     def inputs(self, candidate):
         return candidate.p, candidate.p_prime
@@ -114,6 +115,7 @@ def audit(
     oracle_seconds: float | None = None,
     extra_candidates: Sequence = (),
     executor=None,
+    claimed_plan=None,
 ) -> AuditResult:
     """Audit a GTM deployment for a claimed epsilon, given its inputs' privacy eps_t.
 
@@ -151,6 +153,9 @@ def audit(
         extra_candidates: additional candidate stream pairs to consider first.
         executor: where the runs are computed (:mod:`audits.execution`; default in-process) - the
             result does not depend on it.
+        claimed_plan: the plan the deployment claims to run (``gtm audit --config``), when known: the fine
+            family (:func:`audits.pair_search.fine_candidates`) is then also dense on longer streams near
+            its decision levels. It decides where the search is densest, never what it skips.
 
     Returns:
         AuditResult: ``verdict``, ``epsilon_claimed``, ``epsilon_lower_bound``, ``confidence``,
@@ -186,7 +191,7 @@ def audit(
         oracle_seconds = oracle_seconds * ORACLE_TIME_CAP_FACTOR
     problem = GTMProblem(target, privacy, max_T=max_T, oracle_plan=oracle_plan, oracle_seconds=oracle_seconds,
                          extra_candidates=extra_candidates, oracle_attempts=attempts,
-                         map_starts=None if executor is None else executor.map_ordered)
+                         map_starts=None if executor is None else executor.map_ordered, claimed_plan=claimed_plan)
     return run_audit(problem, epsilon=epsilon, seconds=seconds, max_samples=max_samples, seed=seed,
                      confidence=confidence, progress=progress, target_name=target.describe(), executor=executor)
 

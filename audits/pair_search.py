@@ -12,6 +12,10 @@ Families (:func:`initial_candidates`), all black-box (they do not need the targe
   grid of longer lengths up to max_T (:func:`grid_lengths`), each moved by every direction pattern
   of :func:`direction_patterns`: constant up, constant down, mixed (the first j steps up, the rest
   down: every split j for T <= EVERY_LENGTH) and alternating.
+* ``fine``       - the fine family (:func:`fine_candidates`): levels every FINE_SPACING = 0.5 largest moves
+  over the whole range on lengths 1..FINE_SHORT, and on lengths up to EVERY_LENGTH near the claimed plan's
+  :func:`decision_levels` when the plan is known; constant up, one-split and alternating patterns (violations
+  about one neighbour move wide, which fall between the grid's levels).
 * ``constant``   - p_t = a for T steps, p' all up or all down (never-halting and tail events).
 * ``ramp``       - p_t geometric from a to b over T steps, p' all up or all down.
 * ``mixed``      - k continuation steps at a and a final step at b, the continuation steps moved
@@ -28,18 +32,18 @@ audit JSON's ``search.coverage`` section):
 
 * success probabilities below 1e-9 or above 1 - 1e-9: an event driven by such a step has
   probability about 1e-9 per run, below what any audit budget (<= ~1e9 runs) can observe;
-* levels between grid points: a violation confined to a band of p narrower than
-  GRID_LOGIT_STEP on the logit scale (a factor ~4.4 for small p) can fall between grid points;
-  refinement (:func:`refine`, level moves on the logit scale) explores around good candidates only;
+* levels between grid points on the streams the fine family does not reach (lengths above FINE_SHORT
+  away from the claimed plan's decision levels, every length above FINE_SHORT without a plan, lengths
+  above EVERY_LENGTH): a violation confined to a band of p narrower than GRID_LOGIT_STEP on the logit
+  scale (a factor ~4.4 for small p) can fall between grid points there; refinement (:func:`refine`,
+  level moves on the logit scale) explores around good candidates only;
 * lengths above EVERY_LENGTH that are not on the geometric grid (ratio LONG_LENGTH_RATIO), and
   for those long lengths only the splits j in {1, 2, T/2, T-2, T-1} of the mixed pattern: the
   number of patterns grows with T, the first round must fit the budget;
-* streams whose steps sit at different grid levels are tried only through the mixed, ramp and
-  Laplace families and refinement (the product grid has 29^T points);
-* direction patterns other than constant / mixed / alternating (there are 3^T) - except through
-  refinement, which flips single steps;
-* moves smaller than the largest allowed (the grid moves every step to the edge of its
-  neighbour interval; refinement keeps that, the ``fraction`` of :func:`neighbour` is 1).
+* streams whose steps sit at different grid levels (the product grid has 29^T points), direction
+  patterns other than constant / mixed / alternating (there are 3^T) and moves smaller than the
+  largest allowed (but the fine family's half moves on constant streams) - only through the mixed,
+  ramp and Laplace families and refinement (single-step flips, per-step level moves).
 
 Adaptive allocation happens in the engine (:func:`audits.audit_engine.select`): successive halving,
 the survivors of a round are the best quarter by the projected final bound (exploitation) plus
@@ -88,6 +92,9 @@ ORACLE_TIME_CAP_FACTOR = 4.0
 REFINE_SCALES = (1.0, 0.25, 0.0625)
 EVERY_LENGTH = 10  # every length 1..EVERY_LENGTH is tried; longer ones on a geometric grid
 LONG_LENGTH_RATIO = 1.25
+FINE_SPACING = 0.5  # the fine family's level spacing, in largest neighbour moves
+FINE_SHORT = 3  # the fine family covers lengths 1..FINE_SHORT over the whole range [P_MIN, P_MAX] ...
+FINE_PLAN_MARGIN = 4.0  # ... and lengths up to EVERY_LENGTH within this many moves of the plan's decision levels
 
 
 @dataclass(frozen=True)
@@ -134,6 +141,123 @@ def moved_level(pt: float, eps: float, d: int, fraction: float = 1.0) -> float:
     return float(pt)
 
 
+DECISION_NOISE_QUANTILES = (0.0, 0.5, 0.99)  # eta_1, eta_2 at these quantiles of Exp(tau) for decision_levels
+
+
+def decision_levels(plan, max_T: int) -> tuple[float, ...]:
+    """Where the claimed plan's per-step decision changes fastest: for every step t <= max_T and each pair of
+    noises (eta_1, eta_2) at the quantiles :data:`DECISION_NOISE_QUANTILES` of Exp(tau_1), Exp(tau_2) (eta_1
+    capped at mu_1, its likely range on the good event of Lemma 19), the success probability p at which the
+    count mean lambda q = rho_t exp(eps_t s_t (mu_1 - eta_1 + eta_2)) q crosses the threshold c_t + 1/2
+    (q = p for s_t = +1, 1 - p for the flipped variant; purification is ignored: it moves q by phi_t only).
+    Sorted, clipped to [P_MIN, P_MAX], duplicates within a relative 1e-9 removed. A step with eps_t = 0
+    contributes its lambda = rho_t crossing."""
+    out = []
+    for t in range(1, min(int(max_T), plan.horizon) + 1):
+        st = plan.step(t)
+        for a in DECISION_NOISE_QUANTILES:
+            eta1 = min(-plan.tau1 * math.log1p(-a), plan.mu1)
+            for b in DECISION_NOISE_QUANTILES:
+                eta2 = -st.tau2 * math.log1p(-b)
+                z = st.eps_t * st.s * (plan.mu1 - eta1 + eta2)
+                q = (st.c + 0.5) / (st.rho * math.exp(z))
+                if not 0 < q < 1:
+                    continue
+                out.append(min(max(q if st.s == 1 else 1.0 - q, P_MIN), P_MAX))
+    levels: list[float] = []
+    for x in sorted(out):
+        if not levels or x > levels[-1] * (1 + 1e-9):
+            levels.append(float(x))
+    return tuple(levels)
+
+
+def move_units(p: float, eps: float) -> float:
+    """u(p): ln(p)/eps up to p* = 1/(1 + e^eps), continued by (ln p* + ln(1 - p*) - ln(1 - p))/eps above: a
+    largest allowed neighbour move (:func:`moved_level`) changes it by exactly 1 (the planted suite's
+    :func:`audits.power.planted.move_coordinate`, scalar)."""
+    ps = 1.0 / (1.0 + math.exp(eps))
+    if p <= ps:
+        return math.log(p) / eps
+    return (math.log(ps) + math.log1p(-ps) - math.log1p(-p)) / eps
+
+
+def level_of_units(u: float, eps: float) -> float:
+    """The inverse of :func:`move_units`."""
+    ps = 1.0 / (1.0 + math.exp(eps))
+    if u <= math.log(ps) / eps:
+        return float(math.exp(u * eps))
+    return float(-math.expm1(math.log(ps) + math.log1p(-ps) - u * eps))
+
+
+@functools.lru_cache(maxsize=64)
+def fine_levels(eps: float) -> tuple[float, ...]:
+    """The fine family's levels: [P_MIN, P_MAX] every FINE_SPACING moves at privacy ``eps`` (equally spaced in
+    :func:`move_units`, so a level two places up is one largest move up: the constant pairs share inputs)."""
+    lo, hi = move_units(P_MIN, eps), move_units(P_MAX, eps)
+    count = int(math.ceil((hi - lo) / FINE_SPACING - 1e-9))
+    return tuple(min(max(level_of_units(lo + k * (hi - lo) / count, eps), P_MIN), P_MAX) for k in range(count + 1))
+
+
+def fine_region(plan, eps: float, max_T: int) -> tuple[float, float] | None:
+    """The range of p (in move units at ``eps``: (u_lo, u_hi)) where the fine family also covers the lengths
+    FINE_SHORT+1..EVERY_LENGTH: the plan's :func:`decision_levels` widened by FINE_PLAN_MARGIN moves each side
+    (None without a plan)."""
+    if plan is None:
+        return None
+    levels = decision_levels(plan, min(max_T, EVERY_LENGTH))
+    if not levels:
+        return None
+    us = [move_units(x, eps) for x in levels]
+    return min(us) - FINE_PLAN_MARGIN, max(us) + FINE_PLAN_MARGIN
+
+
+def fine_patterns(T: int) -> list[tuple[str, tuple[int, ...]]]:
+    """The fine family's direction patterns: constant up, every one-split (first j steps up, the rest down)
+    and alternating; the swapped pairs give the reversed patterns."""
+    out = [("up", (1,) * T)]
+    out += [(f"mixed-{j}", (1,) * j + (-1,) * (T - j)) for j in range(1, T)]
+    if T >= 3:
+        out.append(("alternating", tuple(1 if t % 2 == 0 else -1 for t in range(T))))
+    return out
+
+
+def fine_candidates(eps_t, max_T: int, plan=None) -> list[Candidate]:
+    """The fine family (family ``fine``): every level of :func:`fine_levels` (half-move spacing at the smallest
+    eps_t of the first EVERY_LENGTH steps), each moved along :func:`fine_patterns`, both directions, on the
+    lengths 1..FINE_SHORT everywhere and FINE_SHORT+1..EVERY_LENGTH inside :func:`fine_region` (the claimed
+    plan decides where this family is densest; the coarse grid still covers everything). Constant streams
+    also get their half-move pairs (a level and the next one: no extra inputs)."""
+    privacy = InputPrivacy.from_user(eps_t)
+    top = min(max_T, EVERY_LENGTH)
+    positive = [privacy.at(t) for t in range(1, top + 1) if privacy.at(t) > 0]
+    if not positive:
+        return []
+    eps = min(positive)
+    levels = fine_levels(eps)
+    region = fine_region(plan, eps, max_T)
+    out: list[Candidate] = []
+    for T in range(1, top + 1):
+        if T <= FINE_SHORT:
+            chosen = range(len(levels))
+        elif region is not None:
+            chosen = [i for i, x in enumerate(levels) if region[0] <= move_units(x, eps) <= region[1]]
+        else:
+            continue
+        for i in chosen:
+            a = levels[i]
+            for name, dirs in fine_patterns(T):
+                if name == "up" and i + 2 < len(levels) and is_neighbour([a] * T, [levels[i + 2]] * T, privacy):
+                    # the level two places up: one move (to float rounding), and an input the grid samples anyway
+                    c = Candidate((a,) * T, (levels[i + 2],) * T, "fine", {"a": a, "T": T, "pattern": name})
+                    out += [c, c.swapped()]
+                else:
+                    out += _pair([a] * T, dirs, privacy, "fine", a=a, T=T, pattern=name)
+            if i + 1 < len(levels) and is_neighbour([a] * T, [levels[i + 1]] * T, privacy):
+                c = Candidate((a,) * T, (levels[i + 1],) * T, "fine", {"a": a, "T": T, "pattern": "half-up"})
+                out += [c, c.swapped()]
+    return out
+
+
 def _pair(p, dirs, eps_t, family, **params) -> list[Candidate]:
     pp = neighbour(p, dirs, eps_t)
     c = Candidate(tuple(float(x) for x in p), pp, family, params)
@@ -170,8 +294,10 @@ def grid_candidates(eps_t, max_T: int) -> list[Candidate]:
     return out
 
 
-def coverage(max_T: int) -> SearchCoverage:
-    """What the search tries and what it skips (with the reason) - the audit JSON's ``search.coverage``."""
+def coverage(max_T: int, eps_t=None, plan=None) -> SearchCoverage:
+    """What the search tries and what it skips (with the reason) - the audit JSON's ``search.coverage``.
+    ``eps_t`` (the audit's input privacy; None: no fine family) and ``plan`` (the claimed plan, when known)
+    describe the fine family's reach."""
     Ts = grid_lengths(max_T)
     skipped_lengths = [T for T in range(1, max_T + 1) if T not in Ts]
     searched = {
@@ -180,23 +306,48 @@ def coverage(max_T: int) -> SearchCoverage:
         "grid_logit_step": GRID_LOGIT_STEP,
         "lengths": Ts,
         "patterns": ["up", "down", "mixed-j", "alternating"],
-        "families": ["grid", "constant", "ramp", "mixed", "laplace"],
+        "families": ["grid", "fine", "constant", "ramp", "mixed", "laplace"],
     }
+    fine_top = min(max_T, EVERY_LENGTH)
+    short = min(FINE_SHORT, fine_top)
+    region = None
+    if eps_t is not None:
+        privacy = InputPrivacy.from_user(eps_t)
+        positive = [privacy.at(t) for t in range(1, fine_top + 1) if privacy.at(t) > 0]
+        eps = min(positive) if positive else None
+        region = fine_region(plan, eps, max_T) if eps is not None else None
+        searched["fine"] = {
+            "spacing_moves": FINE_SPACING, "eps_t": eps, "levels": len(fine_levels(eps)) if eps else 0,
+            "lengths_everywhere": list(range(1, short + 1)),
+            "lengths_near_plan": list(range(short + 1, fine_top + 1)) if region is not None else [],
+            "plan_region_p": None if region is None else [level_of_units(region[0], eps),
+                                                           level_of_units(region[1], eps)],
+            "patterns": ["up", "mixed-j", "alternating", "half-up (constant streams)"]}
+    if eps_t is None:
+        narrow = (f"bands of p narrower than {GRID_LOGIT_STEP:.2f} on the logit scale between grid levels",
+                  "grid spacing; explored only by refinement around good candidates")
+    else:
+        where = "" if fine_top <= short else (
+            f"lengths {short + 1}-{fine_top} outside the claimed plan's decision region, " if region is not None
+            else f"lengths {short + 1}-{fine_top} (no claimed plan: give --config), ")
+        narrow = (f"bands of p narrower than {GRID_LOGIT_STEP:.2f} on the logit scale on {where}lengths above "
+                  f"{EVERY_LENGTH}, and patterns other than up / one-split / alternating",
+                  f"the fine family ({FINE_SPACING} moves apart) covers lengths 1-{short} everywhere"
+                  + ("" if fine_top <= short else f" and {short + 1}-{fine_top} near the plan's decision levels")
+                  + "; elsewhere the coarse grid, and refinement around good candidates")
+    long_lengths = (f"lengths {_ranges(skipped_lengths)}; " if skipped_lengths else "") + (
+        f"for lengths above {EVERY_LENGTH} the mixed splits other than 1, 2, T/2, T-2, T-1")
     skipped = (
         SkippedRegion("p < 1e-9 or p > 1 - 1e-9",
                       "events driven by such steps have probability ~1e-9 per run, unobservable in any budget"),
-        SkippedRegion(f"bands of p narrower than {GRID_LOGIT_STEP:.2f} on the logit scale between grid levels",
-                      "grid spacing; explored only by refinement around good candidates"),
-        SkippedRegion(f"lengths {_ranges(skipped_lengths)}" if skipped_lengths else "none",
-                      f"lengths above {EVERY_LENGTH} on a geometric grid (ratio {LONG_LENGTH_RATIO}) so the first "
-                      "round fits the budget; refinement changes lengths by one"),
-        SkippedRegion(f"mixed splits other than 1, 2, T/2, T-2, T-1 for T > {EVERY_LENGTH}",
-                      "number of patterns grows with T"),
-        SkippedRegion("other direction patterns (3^T) and streams with several distinct levels",
-                      "only through the mixed / ramp / Laplace families and refinement (single-step flips, "
-                      "per-step level moves)"),
-        SkippedRegion("moves smaller than the largest allowed",
-                      "every family moves each step to the edge of its neighbour interval"),
+        SkippedRegion(*narrow),
+        SkippedRegion(long_lengths,
+                      f"lengths above {EVERY_LENGTH} on a geometric grid (ratio {LONG_LENGTH_RATIO}), and few splits, "
+                      "so the first round fits the budget; refinement changes lengths by one"),
+        SkippedRegion("other direction patterns (3^T), streams with several distinct levels, and moves smaller "
+                      "than the largest allowed (but the fine family's half moves)",
+                      "only through the mixed / ramp / Laplace families and refinement (single-step flips, per-step "
+                      "level moves); every family moves each step to the edge of its neighbour interval"),
     )
     return SearchCoverage(searched, skipped)
 
@@ -215,13 +366,14 @@ def _ranges(xs: list[int]) -> str:
     return ", ".join(parts)
 
 
-def initial_candidates(eps_t, max_T: int, *, lengths=(1, 2, 3, 5, 10, 20, 50)) -> list[Candidate]:
-    """The first-round candidate pairs of every family, both directions (the coverage grid first)."""
+def initial_candidates(eps_t, max_T: int, *, lengths=(1, 2, 3, 5, 10, 20, 50), plan=None) -> list[Candidate]:
+    """The first-round candidate pairs of every family, both directions (the coverage grid first, then the
+    fine family, densest where ``plan`` - the claimed plan, when known - decides fastest)."""
     if max_T < 1:
         raise InvalidParameter(f"max_T must be >= 1, got {max_T!r}")
     Ts = sorted({T for T in lengths if T <= max_T} | {min(max_T, 1)})
     eps_t = InputPrivacy.from_user(eps_t)
-    out: list[Candidate] = grid_candidates(eps_t, max_T)
+    out: list[Candidate] = grid_candidates(eps_t, max_T) + fine_candidates(eps_t, max_T, plan)
     for T in Ts:
         for a in LEVELS:
             out += _pair([a] * T, [1] * T, eps_t, "constant", a=a, T=T)

@@ -27,6 +27,8 @@ one-sigma estimates from the selection samples (Wilson score bounds, vectorised 
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -121,6 +123,13 @@ def garwood_interval(k, alpha):
     return lo, hi
 
 
+@functools.lru_cache(maxsize=256)
+def normal_isf(alpha: float) -> float:
+    """The standard normal upper quantile z_alpha (memoised: the selection asks for the same few thousands of
+    times)."""
+    return float(stats.norm.isf(alpha))
+
+
 def projected_conditional_bound(k_a, n_a, k_b, n_b, n_final, alpha: float, z: float = 1.0):
     """The conditional test's bound expected with Poisson(n_final) fresh runs per input.
 
@@ -129,7 +138,7 @@ def projected_conditional_bound(k_a, n_a, k_b, n_b, n_final, alpha: float, z: fl
     """
     pa, _ = wilson_bounds(k_a, n_a, z)
     _, pb = wilson_bounds(k_b, n_b, z)
-    za = stats.norm.isf(alpha)
+    za = normal_isf(float(alpha))
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.log(pa) - np.log(pb) - za * np.sqrt(1 / (n_final * pa) + 1 / (n_final * pb))
     return np.where((pa > 0) & (pb > 0), out, -np.inf)

@@ -27,7 +27,7 @@ from typing import Callable
 
 import numpy as np
 
-from gtm_core.errors import GTMError, InvalidParameter, TargetError
+from gtm_core.errors import BudgetStop, GTMError, InvalidParameter, TargetError
 from gtm_core.inputs import parse_json
 from gtm_core.processes import ProcessClosed, ProcessGroup, ProcessTimeout, resolve_command
 from gtm_core.planners import Plan
@@ -281,7 +281,8 @@ class JsonLinesSubprocess:
             raw = group.read_line(deadline)
         except ProcessTimeout:
             if budget_bound:
-                raise self.fail("target did not answer within the audit's time budget") from None
+                self.fail("")  # kills the target's processes; the stop is the audit's, not the target's
+                raise BudgetStop("the audit's time budget ran out while the target was answering") from None
             raise self.fail(f"target did not answer within {timeout:g} s (hang?)") from None
         except ProcessClosed:
             group.wait(time.monotonic() + 1)

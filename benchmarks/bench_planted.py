@@ -1,8 +1,8 @@
 """Planted-violation suite (tests of the tester): how often does the auditor find a leak
 planted in a small random region of the input space?
 
-    python -m benchmarks.bench_planted [--count 50] [--first-seed 0] [--seconds 60 | --max-samples N]
-                                       [--calibration 200] [--max-T 10] [--q-min 1e-3]
+    python -m benchmarks.bench_planted [--narrow] [--count 50] [--first-seed 0] [--seconds 60 | --max-samples N]
+                                       [--calibration 200] [--max-T 10] [--q-min 1e-3] [--no-claimed-plan]
                                        [--workers N | --scheduler ADDRESS] [--results-dir DIR]
 
 Seed rule (fixed before looking at any result): planted deployments 0..count-1
@@ -14,6 +14,12 @@ vectorised simulator plus the leak), ``--max-T`` = the audit's longest stream = 
 region. A planted deployment is *flagged* when the audit's verdict is ``violation``; the witness'
 true loss (planted law: the GTM's numerical law plus the leak) is reported for every audit, and
 every miss with where it was planted. The fractions carry two-sided 95% Clopper-Pearson intervals.
+
+``--narrow``: the narrow suite (:func:`audits.power.planted.plant_narrow`: bands 0.5-2 moves wide, lengths
+1..10 and longer, losses 1.2-4, leak probabilities 1e-4..1e-2, centres uniform or near the plan's decision
+levels); its defaults are ``--max-T 20`` and ``--q-min 1e-4``, the file is planted-narrow[-<tag>].json. Every
+audit is given the claimed plan (``claimed_plan``, as ``gtm audit --config`` does: it decides where the fine
+family is densest) unless ``--no-claimed-plan``. Every row records the load average when it finished.
 
 Writes benchmarks/results/planted[-<tag>].json with machine information (``--results-dir``: elsewhere).
 
@@ -27,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from functools import partial
@@ -36,7 +43,7 @@ import numpy as np
 
 from audits.gtm_audit import audit
 from audits.power.distribution import event_loss, halting_distribution
-from audits.power.planted import PlantedDeployment, best_grid_candidate, plant, planted_pair, true_loss
+from audits.power.planted import PlantedDeployment, best_grid_candidate, plant, plant_narrow, planted_pair, true_loss
 from audits.statistics import cp_interval
 from audits.targets import CallableTarget, SimulatorTarget
 from benchmarks.cluster import add_execution_arguments, execution_record, executor_from, ordered
@@ -51,15 +58,19 @@ def _budget(args) -> dict:
     return dict(seconds=args.seconds if args.max_samples is None else None, max_samples=args.max_samples)
 
 
+def _loadavg() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
 def planted_row(config: str, seed: int, max_T: int, q_min: float, seconds, max_samples,
-                confidence: float = 0.95) -> dict:
+                confidence: float = 0.95, narrow: bool = False, claimed_plan: bool = True) -> dict:
     plan = make_plan(GTMConfig.load(config))
-    region = plant(plan, seed, max_T=max_T, q_min=q_min)
+    region = (plant_narrow if narrow else plant)(plan, seed, max_T=max_T, q_min=q_min)
     dep = PlantedDeployment(plan, region)
     t0 = time.monotonic()
     r = audit(CallableTarget(dep, name=f"planted-{seed}", max_T=max_T), epsilon=plan.epsilon,
               eps_t=plan.step(1).eps_t, seconds=seconds, max_samples=max_samples, seed=AUDIT_SEED_OFFSET + seed,
-              progress=False, max_T=max_T, confidence=confidence)
+              progress=False, max_T=max_T, confidence=confidence, claimed_plan=plan if claimed_plan else None)
     wall = time.monotonic() - t0
     w = r.witness.to_dict()
     loaded, other = planted_pair(region)
@@ -67,14 +78,18 @@ def planted_row(config: str, seed: int, max_T: int, q_min: float, seconds, max_s
             "samples": r.samples, "witness_true_loss": true_loss(dep, w["p"], w["p_prime"], w["event_codes"]),
             "witness": {"p": w["p"], "p_prime": w["p_prime"], "event": w["event"], "family": w["family"]},
             "planted_pair_loss": true_loss(dep, loaded, other, [region.code]), "region": region.to_dict(),
-            "budget_warning": r.search.budget.warning if r.search else None}
+            "budget_warning": r.search.budget.warning if r.search else None,
+            "fine_first_round": r.search.coverage.searched.get("fine_first_round") if r.search else None,
+            "loadavg": _loadavg()}
 
 
-def calibration_row(config: str, seed: int, max_T: int, seconds, max_samples, confidence: float = 0.95) -> dict:
+def calibration_row(config: str, seed: int, max_T: int, seconds, max_samples, confidence: float = 0.95,
+                    claimed_plan: bool = True) -> dict:
     plan = make_plan(GTMConfig.load(config))
     t0 = time.monotonic()
     r = audit(SimulatorTarget(plan), epsilon=plan.epsilon, eps_t=plan.step(1).eps_t, seconds=seconds,
-              max_samples=max_samples, seed=seed, progress=False, max_T=max_T, confidence=confidence)
+              max_samples=max_samples, seed=seed, progress=False, max_T=max_T, confidence=confidence,
+              claimed_plan=plan if claimed_plan else None)
     w = r.witness.to_dict()
     # The witness' true loss under the correct GTM's numerical law: how close to the claim the search
     # got (a calibration with weak witnesses would say nothing about false alarms at a tight pair).
@@ -82,7 +97,7 @@ def calibration_row(config: str, seed: int, max_T: int, seconds, max_samples, co
                       w["event_codes"])
     return {"seed": seed, "lower_bound": r.epsilon_lower_bound, "false_alarm": r.violation,
             "wall_seconds": time.monotonic() - t0, "samples": r.samples, "witness_true_loss": loss,
-            "witness": {"T": len(w["p"]), "event": w["event"], "family": w["family"]}}
+            "witness": {"T": len(w["p"]), "event": w["event"], "family": w["family"]}, "loadavg": _loadavg()}
 
 
 def annotate(path: Path) -> int:
@@ -103,7 +118,7 @@ def annotate(path: Path) -> int:
 
 def _partial(args, rows, cal=()) -> None:
     """The rows finished so far (a run cut short keeps them): results/planted[-tag].partial.json."""
-    name = "planted" + (f"-{args.tag}" if args.tag else "") + ".partial.json"
+    name = "planted" + ("-narrow" if args.narrow else "") + (f"-{args.tag}" if args.tag else "") + ".partial.json"
     (Path(args.results_dir) / name).write_text(json.dumps(
         {"benchmark": "planted", "partial": True, "finished": len(rows), **_budget(args), "max_T": args.max_T,
          "q_min": args.q_min, "flagged": _fraction(sum(r["flagged"] for r in rows), len(rows)), "rows": rows,
@@ -137,8 +152,11 @@ def main(argv=None):
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--max-samples", type=int, default=None)
     ap.add_argument("--calibration", type=int, default=0, help="audits of the correct deployment (seeds 0..N-1)")
-    ap.add_argument("--max-T", type=int, default=10)
-    ap.add_argument("--q-min", type=float, default=1e-3)
+    ap.add_argument("--narrow", action="store_true", help="the narrow planted suite (plant_narrow)")
+    ap.add_argument("--no-claimed-plan", dest="claimed_plan", action="store_false",
+                    help="audit black-box (no claimed plan for the fine family's density)")
+    ap.add_argument("--max-T", type=int, default=None, help="[default: 10, --narrow: 20]")
+    ap.add_argument("--q-min", type=float, default=None, help="[default: 1e-3, --narrow: 1e-4]")
     ap.add_argument("--config", default="examples/default.toml")
     ap.add_argument("--confidence", type=float, default=0.95,
                     help="confidence of every audit's bound (a false alarm has probability <= 1 - confidence)")
@@ -147,29 +165,39 @@ def main(argv=None):
     ap.add_argument("--results-dir", default=str(Path(__file__).parent / "results"))
     ap.add_argument("--annotate", default=None, help="add the best grid pair of every miss to this results file")
     args = ap.parse_args(argv)
+    if args.max_T is None:
+        args.max_T = 20 if args.narrow else 10
+    if args.q_min is None:
+        args.q_min = 1e-4 if args.narrow else 1e-3
     if args.annotate:
         return annotate(Path(args.annotate))
     budget = _budget(args)
+    load_start = _loadavg()
     t0 = time.monotonic()
     seeds = list(range(args.first_seed, args.first_seed + args.count))
     rows, cal = [], []
     with executor_from(args, "bench_planted") as executor:
         execution = execution_record(executor)
         planted = partial(planted_row, args.config, max_T=args.max_T, q_min=args.q_min, seconds=budget["seconds"],
-                          max_samples=budget["max_samples"], confidence=args.confidence)
+                          max_samples=budget["max_samples"], confidence=args.confidence, narrow=args.narrow,
+                          claimed_plan=args.claimed_plan)
         for row in ordered(executor, planted, seeds):
             rows.append(row)
             reg = row["region"]
             print(f"planted {row['seed']:3d}: {'FLAGGED' if row['flagged'] else 'missed '} bound {row['lower_bound']:.3f} "
                   f"(witness true loss {row['witness_true_loss']:.3f}; planted T={reg['T']} p~{reg['centre']:.3g} "
-                  f"{reg['pattern']} loss {reg['loss']:.2f} q_hi {reg['q_hi']:.1e}) {row['wall_seconds']:.0f} s",
+                  f"{reg['pattern']} hw {reg['half_width']:.2f} {reg.get('location', '')} loss {reg['loss']:.2f} "
+                  f"q_hi {reg['q_hi']:.1e}) {row['wall_seconds']:.0f} s load {row['loadavg'][0]}",
                   flush=True)
             _partial(args, rows)
         correct = partial(calibration_row, args.config, max_T=args.max_T, seconds=budget["seconds"],
-                          max_samples=budget["max_samples"], confidence=args.confidence)
+                          max_samples=budget["max_samples"], confidence=args.confidence,
+                          claimed_plan=args.claimed_plan)
         for c in ordered(executor, correct, range(args.calibration)):
             cal.append(c)
             _partial(args, rows, cal)
+            print(f"calibration {c['seed']}: bound {c['lower_bound']:.3f} (witness true loss "
+                  f"{c['witness_true_loss']:.3f}) {c['wall_seconds']:.0f} s load {c['loadavg'][0]}", flush=True)
             if len(cal) % 20 == 0:
                 print(f"calibration {len(cal)}: {sum(c['false_alarm'] for c in cal)} false alarms", flush=True)
     flagged = sum(r["flagged"] for r in rows)
@@ -185,8 +213,10 @@ def main(argv=None):
         reg = m["region"]
         print(f"  missed seed {m['seed']}: T={reg['T']} centre p={reg['centre']:.3g} pattern={reg['pattern']} "
               f"code={reg['code']} loss={reg['loss']:.2f} q_hi={reg['q_hi']:.1e}; bound {m['lower_bound']:.3f}")
-    name = "planted" + (f"-{args.tag}" if args.tag else "") + ".json"
-    payload = {"benchmark": "planted", "config": args.config, "seeds": seeds,
+    name = "planted" + ("-narrow" if args.narrow else "") + (f"-{args.tag}" if args.tag else "") + ".json"
+    payload = {"benchmark": "planted", "suite": "narrow" if args.narrow else "wide", "config": args.config,
+               "seeds": seeds, "claimed_plan": args.claimed_plan, "loadavg_start": load_start,
+               "loadavg_end": _loadavg(),
                "epsilon": make_plan(GTMConfig.load(args.config)).epsilon,
                "audit_seed_rule": f"audit seed = {AUDIT_SEED_OFFSET} + planted seed; calibration seeds 0..N-1",
                **budget, "confidence": args.confidence, "max_T": args.max_T, "q_min": args.q_min, "workers": execution["workers"],

@@ -43,6 +43,11 @@ class TargetError(GTMError):
     """An audited target crashed, timed out or answered something malformed."""
 
 
+class BudgetStop(TargetError):
+    """The audit's own time budget ran out while a request to the target was in flight: a stop of the audit,
+    not a failure of the target (the audit engine reports it as a budget stop, with the bound reached so far)."""
+
+
 class ClusterError(GTMError):
     """A compute cluster (a Dask scheduler or its workers) could not be reached, or was lost mid-run."""
 

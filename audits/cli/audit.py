@@ -13,6 +13,11 @@ must then agree with it. The configuration's ``evaluation_budget`` picks the cla
 (epsilon, delta) (the hockey-stick test on the finite outcomes); ``--claim pure`` forces the pure
 claim on a capped configuration (tested as delta = 0).
 
+Budgets: ``--seconds`` alone (default 60 s) is a time budget; ``--max-samples`` alone is a sample budget
+with no time cap (the audit is then reproducible from ``--seed``); both together: the sample budget plans
+the audit and the clock is a hard stop - an audit whose time runs out first ends with the bound reached so
+far and says so ("budget stop: ..." on stdout, ``search.budget.stopped`` in the JSON).
+
 Exit codes: 1 when a violation is found (lower bound > claimed epsilon), 0 when none is found,
 2 on bad input or a broken target (crash, hang, malformed answers) - never a verdict then.
 """
@@ -31,6 +36,7 @@ from .common import (EXIT_CHECK_FAILED, EXIT_OK, UsageFailure, check_writable, e
                      make_executor, parse_float_list, write_json)
 
 
+DEFAULT_SECONDS = 60.0  # the time budget when neither --seconds nor --max-samples is given
 WEAK_SAMPLES = 1_000_000  # fewer runs than this: the bound is far from what the target's loss could show
 
 
@@ -46,7 +52,9 @@ WEAK_SAMPLES = 1_000_000  # fewer runs than this: the bound is far from what the
               show_default=True,
               help="with --config: the claim to test; auto = the configuration's (pure under evaluation_budget = "
                    "none, (epsilon, delta) under refuse)")
-@click.option("--seconds", type=float, default=60.0, show_default=True, help="hard time budget")
+@click.option("--seconds", type=float, default=None,
+              help=f"hard time budget [default: {DEFAULT_SECONDS:g}; with --max-samples: no time cap unless "
+                   f"--seconds is given]")
 @click.option("--seed", type=int, default=0, show_default=True, help="seed of the audit (requests carry derived seeds)")
 @click.option("--confidence", type=float, default=0.95, show_default=True,
               help="probability that the reported lower bound is below the true privacy loss (in (0, 1))")
@@ -88,6 +96,7 @@ def command(target_cmd, epsilon, eps_t, config_path, claim, seconds, seed, confi
     if config_path is not None:
         epsilon, privacy = _agree_with_config(config_path, epsilon, privacy, audit_parameters)
     requested_T, max_T = max_T, _stream_limit(max_T, privacy, DEFAULT_MAX_T)
+    seconds = time_budget(seconds, max_samples)
     # the library's own checks, before the target starts (a GTMError is exit 2, one line)
     check_audit_arguments(epsilon=epsilon, eps_t=privacy, seconds=seconds, max_samples=max_samples,
                           confidence=confidence, seed=seed, max_T=max_T)
@@ -97,12 +106,15 @@ def command(target_cmd, epsilon, eps_t, config_path, claim, seconds, seed, confi
             raise UsageFailure("--report: not available for an (epsilon, delta) audit; use --json")
         _hockey_stick(stated, target_cmd, privacy, seconds, seed, confidence, max_samples, requested_T, timeout,
                       json_out)
+    # the claimed plan tells the search where to be densest (never where to skip)
+    claimed = make_plan(GTMConfig.load(config_path)) if config_path is not None else None
     with make_executor(workers, scheduler) as executor, SubprocessTarget(target_cmd, timeout=timeout) as target:
         result = audit(target, epsilon=epsilon, eps_t=privacy, seconds=seconds, seed=seed, max_samples=max_samples,
                        confidence=confidence, progress=not quiet and sys.stderr.isatty(), max_T=max_T,
-                       executor=executor)
+                       executor=executor, claimed_plan=claimed)
         # reproducible from --seed when a sample budget planned the audit and the clock never cut it
-        reproducible = max_samples is not None and result.seconds < seconds
+        stop = result.search.budget.stopped if result.search is not None else None
+        reproducible = max_samples is not None and stop is None and (seconds is None or result.seconds < seconds)
         execution = executor.info(reproducible=reproducible)
     report_text = render_report(result, report_fmt) if report_out is not None else None  # before any file
     payload = result.to_dict()
@@ -122,11 +134,21 @@ def command(target_cmd, epsilon, eps_t, config_path, claim, seconds, seed, confi
         click.echo(f"witness: event {w.event}, P = {w.probability_a:.4g} (>= {w.probability_a_lower:.4g}), "
                    f"P' = {w.probability_b:.4g} (<= {w.probability_b_upper:.4g}), {w.n_a:,} runs each")
     click.echo(f"samples: {result.samples:,} in {result.seconds:.1f} s")
+    if stop is not None:
+        click.echo(stop)
     if result.samples < WEAK_SAMPLES:
         click.echo(f"gtm: warning: only {result.samples:,} runs in {result.seconds:.0f} s (a slow target or a small "
                    f"--max-samples): the lower bound is weak and can miss a violation; a larger --seconds or a faster "
                    f"target tightens it", err=True)
     sys.exit(EXIT_CHECK_FAILED if result.violation else EXIT_OK)
+
+
+def time_budget(seconds: float | None, max_samples: int | None) -> float | None:
+    """The audit's time budget: ``--seconds`` when given; else none with ``--max-samples`` (a sample budget
+    plans the audit, a clock would only cut it short), else DEFAULT_SECONDS."""
+    if seconds is not None:
+        return seconds
+    return None if max_samples is not None else DEFAULT_SECONDS
 
 
 def _stated_claim(path, claim: str):

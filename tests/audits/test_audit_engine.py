@@ -173,3 +173,48 @@ def test_step_noise_reused_check_has_power(monkeypatch):
 
     monkeypatch.setattr(A, "VALIDATION_SHAPES", 0)
     assert _reused_bound() < 7
+
+
+def test_a_planted_band_one_move_wide_is_flagged(plan):
+    """A narrow planted band (tests of the tester): one neighbour move wide (half width 0.5), single steps,
+    leak probability 2e-3 on the loaded input, loss 3, centred between two coarse-grid levels (the coarse
+    grid alone is 14.8 moves apart here). The fine family's first round (10 500 runs per input at this
+    budget: keep probability >= 0.9, audits.audit_scoring.first_round_keep_probability) ranks it on; audit
+    seed 4, sample budget 4.3e7 (reproducible), confidence 0.95."""
+    from audits.pair_search import GRID_LEVELS
+    from audits.power.planted import PlantedDeployment, narrow_region, planted_pair, true_loss
+
+    lo, hi = GRID_LEVELS[10], GRID_LEVELS[11]  # ~2.7e-3 and ~1.2e-2: the centre ~5.6e-3, 7 moves from each
+    centre = float(1 / (1 + np.sqrt((1 - lo) / lo * (1 - hi) / hi)))  # the logit midpoint
+    region = narrow_region(plan, seed=0, T=1, centre=centre, half_width=0.5, directions=(1,), pattern="constant",
+                           loss=3.0, q_event=2e-3)
+    dep = PlantedDeployment(plan, region)
+    loaded, other = planted_pair(region)
+    assert true_loss(dep, loaded, other, [region.code]) == pytest.approx(3.0)
+    r = audit(CallableTarget(dep, max_T=1), epsilon=1.0, eps_t=0.1, seconds=None, max_samples=43_000_000, seed=4,
+              progress=False, max_T=1)
+    fine = r.search.coverage.searched["fine_first_round"]
+    assert fine["runs_per_input"] == fine["runs_needed"] == 10_500 and fine["keep_probability"] >= 0.9
+    assert r.verdict == "violation" and r.epsilon_lower_bound > 1.5
+    # the witness is a true violation of the planted law (the leak tapers off outside the band, its loss does not)
+    assert true_loss(dep, r.witness.input_a, r.witness.input_b, list(r.witness.event_codes)) > 1.5
+
+
+def test_a_budget_too_small_for_the_fine_family_says_so_in_the_coverage_section(plan):
+    """At 3e5 runs the fine family's 20% share affords ~10 runs per input, fewer than fine_min_runs (2 250: an
+    event of probability 1e-2 and loss 2 kept with probability 0.9): it is not run, and the coverage section
+    lists it as not sampled with the runs it could have had. Companion (arithmetic): a 1.5e8 budget affords it."""
+    from audits.audit_engine import FINE_SHARE, fine_min_runs
+    from audits.gtm_audit import GTMProblem
+    from audits.pair_search import fine_candidates
+
+    r = audit(SimulatorTarget(plan), epsilon=1.0, eps_t=0.1, seconds=None, max_samples=300_000, seed=2,
+              progress=False, max_T=2)
+    cov = r.to_dict()["search"]["coverage"]
+    dropped = [s for s in cov["skipped"] if s["region"].startswith("the fine family")]
+    assert fine_min_runs(1.0) == 2250
+    assert len(dropped) == 1 and "< 2250 runs per input" in dropped[0]["reason"]
+    assert "fine" not in r.to_dict()["search"]["families"] and "fine_first_round" not in cov
+    problem = GTMProblem(SimulatorTarget(plan), 0.1, max_T=2)
+    n_inputs = len({x for c in fine_candidates(0.1, 2) for x in problem.inputs(c)})
+    assert FINE_SHARE * 150_000_000 / n_inputs >= 2250 > FINE_SHARE * 300_000 / n_inputs

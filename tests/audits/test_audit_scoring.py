@@ -26,3 +26,30 @@ def test_the_best_level_set_collects_the_codes_likelier_under_a():
     bound, name, row = found
     assert row.tolist() == [True, True, False] and name.startswith("level-set(") and bound > 0
     assert best_level_set(events, 0 * half_a, 0 * half_b, 0 * half_a, 0 * half_b, 1000, 0.05) is None
+
+
+def test_the_first_round_keep_probability_matches_simulation():
+    """first_round_keep_probability (an exact binomial sum) against 40 000 simulated first rounds of the
+    stated detection event (probability 2e-3, loss 2, claim 1) at the fine family's sized runs per input,
+    each judged by the engine's own rule (exploration_score with MIN_COUNT, keeps). Two-sided binomial
+    test at alpha = 1e-3, seed 29; power companion: the same simulations reject the probability computed
+    for loss 1.7 (a wrong law), and the sizing reaches its 0.9 target."""
+    from scipy import stats
+
+    from audits.audit_scoring import (DETECTION_EVENT, DETECTION_TARGET, MIN_COUNT, ScoredCandidate,
+                                      fine_runs_needed, first_round_keep_probability, keeps)
+
+    q, loss = DETECTION_EVENT
+    n = fine_runs_needed(q, loss, 1.0, DETECTION_TARGET)
+    assert first_round_keep_probability(n, q, loss, 1.0) >= DETECTION_TARGET
+    assert first_round_keep_probability(n - 250, q, loss, 1.0) < DETECTION_TARGET
+    rng = np.random.default_rng(29)
+    trials = 40_000
+    k_a, k_b = rng.binomial(n, q, trials), rng.binomial(n, q * math.exp(-loss), trials)
+    kept = sum(keeps(ScoredCandidate(0.0, None, "", None,
+                                     keep=exploration_score(np.array([a]), n, np.array([b]), n, min_count=MIN_COUNT)),
+                     1.0) for a, b in zip(k_a, k_b))
+    p = first_round_keep_probability(n, q, loss, 1.0)
+    assert stats.binomtest(int(kept), trials, p).pvalue > 1e-3
+    wrong = first_round_keep_probability(n, q, 1.7, 1.0)
+    assert stats.binomtest(int(kept), trials, wrong).pvalue < 1e-3

@@ -125,3 +125,48 @@ def test_a_per_step_list_shorter_than_the_streams_is_refused():
 
     with pytest.raises(InvalidParameter, match="eps_t has 3 per-step values, none for step t=4"):
         S.initial_candidates([0.1, 0.2, 0.05], 4)
+
+
+def test_the_fine_family_is_half_a_move_apart_over_the_whole_range_and_neighbours():
+    for eps in (0.1, 0.5):
+        levels = S.fine_levels(eps)
+        units = np.array([S.move_units(x, eps) for x in levels])
+        assert levels[0] == pytest.approx(S.P_MIN) and levels[-1] == pytest.approx(S.P_MAX)
+        assert np.all(np.diff(units) <= S.FINE_SPACING + 1e-9) and np.all(np.diff(units) > 0.4)
+        # move_units counts largest moves: one move up is one unit (the planted suite's coordinate)
+        for x in levels[::97]:
+            if x < 0.99:
+                assert S.move_units(S.moved_level(x, eps, 1), eps) - S.move_units(x, eps) == pytest.approx(1, abs=1e-6)
+    cands = S.fine_candidates(0.5, 3)
+    assert all(is_neighbour(c.p, c.p_prime, 0.5, slack=1e-9) and c.p != c.p_prime for c in cands)
+    assert {c.T for c in cands} == {1, 2, 3}
+    assert {c.params["pattern"] for c in cands if c.T == 3} == {"up", "mixed-1", "mixed-2", "alternating", "half-up"}
+
+
+def test_the_claimed_plan_makes_the_fine_family_dense_on_longer_streams_near_its_decision_levels():
+    from gtm_core import GTMConfig, make_plan
+
+    plan = make_plan(GTMConfig.load("examples/default.toml"))
+    without, with_plan = S.fine_candidates(0.5, 6), S.fine_candidates(0.5, 6, plan)
+    assert max(c.T for c in without) == 3 and max(c.T for c in with_plan) == 6
+    lo, hi = S.fine_region(plan, 0.5, 6)
+    decisions = [S.move_units(x, 0.5) for x in S.decision_levels(plan, 6)]
+    assert lo == pytest.approx(min(decisions) - S.FINE_PLAN_MARGIN) and hi == pytest.approx(max(decisions)
+                                                                                           + S.FINE_PLAN_MARGIN)
+    assert all(lo <= S.move_units(c.p[0], 0.5) <= hi for c in with_plan if c.T > 3 and c.params.get("swapped") is None)
+    # never a skip: every short pair without the plan is still proposed with it
+    assert {(c.p, c.p_prime) for c in without} <= {(c.p, c.p_prime) for c in with_plan}
+
+
+def test_the_coverage_list_names_what_the_fine_family_does_not_reach_and_is_shorter():
+    from gtm_core import GTMConfig, make_plan
+
+    plan = make_plan(GTMConfig.load("examples/default.toml"))
+    old = S.coverage(50).to_dict()["skipped"]  # no eps_t: the coarse grid's list
+    cov = S.coverage(50, 0.1, plan).to_dict()
+    assert len(cov["skipped"]) < 6 and len(cov["skipped"]) == len(old)
+    narrow = cov["skipped"][1]
+    assert "lengths 4-10 outside the claimed plan's decision region" in narrow["region"] and narrow["reason"]
+    assert cov["fine"]["lengths_everywhere"] == [1, 2, 3] and cov["fine"]["lengths_near_plan"] == list(range(4, 11))
+    blind = S.coverage(50, 0.1, None).to_dict()["skipped"][1]["region"]
+    assert "lengths 4-10 (no claimed plan" in blind

@@ -20,7 +20,7 @@ def _run(args):
 def test_violation_exit_1_with_json_and_report(tmp_path):
     out, rep = tmp_path / "r.json", tmp_path / "r.md"
     res = _run(["--target", f"{SERVE} --broken no-step-noise", "--epsilon", "1", "--eps-t", "0.1",
-                "--seconds", "7", "--seed", "3", "--json", str(out), "--report", str(rep), "--quiet"])
+                "--max-samples", "2000000", "--seed", "3", "--json", str(out), "--report", str(rep), "--quiet"])
     assert res.exit_code == 1, res.output
     d = json.loads(out.read_text())
     for key in ("verdict", "epsilon_claimed", "epsilon_lower_bound", "confidence", "witness", "samples", "seconds"):
@@ -124,7 +124,12 @@ def test_config_gives_the_same_audit_as_the_flags(tmp_path):
 
     by_config, by_flags = without_timings(by_config), without_timings(by_flags)
     assert by_config.pop("claim")["statement"] == 'claim: 1-DP (pure) because evaluation_budget = "none"'
+    # the claimed plan also tells the fine family where to be densest (at this budget it is not run at all):
+    # only the coverage section's account of it differs
+    cov_config, cov_flags = by_config["search"].pop("coverage"), by_flags["search"].pop("coverage")
     assert by_config == by_flags and by_config["epsilon_claimed"] == 1.0
+    assert cov_config["fine"]["lengths_near_plan"] == [] and cov_config["fine"]["plan_region_p"] is not None
+    assert cov_flags["fine"]["plan_region_p"] is None and len(cov_config["skipped"]) == len(cov_flags["skipped"])
 
 
 def test_config_and_agreeing_flags(tmp_path):
@@ -221,3 +226,26 @@ def test_uncapped_config_states_its_pure_claim():
                 "--seconds", "60", "--quiet"])
     assert res.exit_code == 0, res.output
     assert res.output.splitlines()[0] == 'claim: 1-DP (pure) because evaluation_budget = "none"'
+
+
+# budgets: --max-samples alone has no time cap; a clock that runs out first is a budget stop ---------
+
+def test_max_samples_alone_has_no_time_cap_and_seconds_alone_defaults_to_60():
+    from audits.cli.audit import DEFAULT_SECONDS, time_budget
+
+    assert time_budget(None, 40_000_000) is None
+    assert time_budget(None, None) == DEFAULT_SECONDS == 60.0
+    assert time_budget(5.0, 40_000_000) == 5.0 and time_budget(5.0, None) == 5.0
+
+
+def test_a_clock_that_runs_out_before_the_sample_budget_is_a_budget_stop_not_a_target_failure(tmp_path):
+    out = tmp_path / "stop.json"
+    res = _run(["--target", SERVE, "--epsilon", "1", "--eps-t", "0.1", "--seconds", "4", "--max-samples",
+                "40000000", "--max-T", "3", "--seed", "2", "--json", str(out), "--quiet"])
+    assert res.exit_code == 0, res.output  # the correct GTM: no violation, and not exit 2
+    assert "budget stop: the audit's time budget (4 s) ran out" in res.output
+    doc = json.loads(out.read_text())
+    stopped = doc["search"]["budget"]["stopped"]
+    assert stopped.startswith("budget stop") and "of the 40,000,000-run sample budget" in stopped
+    assert doc["samples"] < 40_000_000 and doc["execution"]["reproducible"] is False
+    assert 0.0 <= doc["epsilon_lower_bound"] <= 1.0

@@ -114,3 +114,57 @@ def test_true_loss_gives_budget_stop_codes_probability_zero(plan):
     p, pp = [0.3] * 4, list(neighbour([0.3] * 4, [1] * 4, 0.1))
     assert true_loss(dep, p, pp, [1, 5, 7]) == true_loss(dep, p, pp, [1])
     assert math.isfinite(true_loss(dep, p, pp, [1, 5, 7]))
+
+
+# the narrow suite -------------------------------------------------------------------------------------
+
+def test_narrow_regions_are_a_function_of_the_seed_and_in_their_ranges(plan):
+    from audits.power.planted import NARROW_HALF_WIDTH_RANGE, NARROW_LOSS_RANGE, plant_narrow
+
+    assert plant_narrow(plan, 4) == plant_narrow(plan, 4) and plant_narrow(plan, 4) != plant_narrow(plan, 5)
+    kinds, lengths = set(), set()
+    for seed in range(30):
+        r = plant_narrow(plan, seed, max_T=20)
+        dep = PlantedDeployment(plan, r)
+        loaded, other = planted_pair(r)
+        assert r.suite == "narrow" and 1 <= r.T <= 20 and len(r.directions) == r.T
+        assert NARROW_HALF_WIDTH_RANGE[0] <= r.half_width <= NARROW_HALF_WIDTH_RANGE[1]
+        assert NARROW_LOSS_RANGE[0] <= r.loss <= NARROW_LOSS_RANGE[1]
+        # the planted pair carries the planted loss, taper included (the loaded stream is outside a band < 1 move)
+        assert true_loss(dep, loaded, other, [r.code]) == pytest.approx(r.loss, rel=1e-9)
+        assert 0.99e-4 <= dep.leak_probability(loaded) <= 1.01e-2
+        kinds.add(r.location)
+        lengths.add(r.T <= 10)
+    assert kinds == {"uniform", "decision"} and lengths == {True, False}
+
+
+def test_narrow_decision_locations_are_near_the_plans_decision_levels(plan):
+    from audits.pair_search import decision_levels
+    from audits.power.planted import DECISION_JITTER, plant_narrow
+
+    found = 0
+    for seed in range(30):
+        r = plant_narrow(plan, seed, max_T=20)
+        if r.location != "decision":
+            continue
+        found += 1
+        u = float(move_coordinate(r.centre, r.eps[0]))
+        gaps = [abs(float(move_coordinate(x, r.eps[0])) - u) for x in decision_levels(plan, r.T)]
+        assert min(gaps) <= DECISION_JITTER + 1e-9
+    assert found >= 5
+
+
+def test_decision_levels_are_where_a_step_halts_about_half_the_time(plan):
+    """At a decision level with both noises at their medians, Pr[K > c] for K ~ Po(lambda q) is ~1/2 (the
+    Poisson median is within 1 of its mean); companion: two moves lower it is far from 1/2."""
+    from scipy import stats as st
+
+    from audits.pair_search import decision_levels
+
+    step = plan.step(1)
+    eta1, eta2 = plan.tau1 * math.log(2), step.tau2 * math.log(2)
+    lam = step.rho * math.exp(step.eps_t * (plan.mu1 - eta1 + eta2))
+    p = (step.c + 0.5) / lam
+    assert any(abs(x / p - 1) < 1e-12 for x in decision_levels(plan, 1))
+    assert abs(st.poisson.sf(step.c, lam * p) - 0.5) < 0.05
+    assert st.poisson.sf(step.c, lam * p * math.exp(-2 * step.eps_t)) < 0.01
