@@ -36,9 +36,9 @@ def capped():
     return plan_for("refuse")
 
 
-def _audit(plan, claim, **kw):
+def _audit(plan, claim, confidence=CONFIDENCE, **kw):
     return audit_claim(DeployedSimulatorTarget(plan), claim, eps_t=0.5, seconds=None, seed=SEED,
-                       confidence=CONFIDENCE, **kw)
+                       confidence=confidence, **kw)
 
 
 def test_the_claim_follows_the_policy(capped):
@@ -104,13 +104,19 @@ def test_the_issue_pair_given_by_the_user_is_flagged(capped):
         small = PrivacyClaim(APPROXIMATE, claim.epsilon, declared, "declared", HOCKEY_STICK)
         r = _audit(capped, small, extra_candidates=[ISSUE_PAIR]).result
         assert r.violation, declared
-        assert r.witness["input"] == [1.6487e-7] and r.witness["event_outputs"] == ["halt@1"]
-        assert 2.5e-4 < r.delta_lower_bound < 3.7e-4
+        # the finer first-round grid (issue 29) may hold a pair at least as strong as the user's: the
+        # witness is a one-step pair at small p on halt@1 either way
+        assert r.witness["event_outputs"] == ["halt@1"] and len(r.witness["input"]) == 1
+        assert max(r.witness["input"][0], r.witness["input_prime"][0]) < 1e-6
+        # a sound lower bound stays below the delta the plan proves (the true delta(1) is between them)
+        assert 2.5e-4 < r.delta_lower_bound < claim.delta, r.delta_lower_bound
 
 
 def test_uncapped_gtm_passes_its_pure_claim():
     plan = plan_for("none")
-    r = _audit(plan, privacy_claim(plan), max_samples=200_000, max_T=3)
+    # the claim is attained almost exactly on the grid's tight pairs (exact loss 0.9993 at halt=2 of one),
+    # so at confidence 0.95 a correct GTM is flagged about 5% of the time: test at alpha = 0.001, seed SEED
+    r = _audit(plan, privacy_claim(plan), confidence=0.999, max_samples=200_000, max_T=3)
     assert r.verdict == "no-violation-found" and r.result.epsilon_lower_bound <= 1.0
     # the power companion is test_the_issue_pair_given_by_the_user_is_flagged: the same (1, 0) test on the
     # same pair flags the capped law; the uncapped law has no refusal gap there
