@@ -45,7 +45,7 @@ def test_search_summary_json_keys_in_order():
                        "coverage", "budget"]
     assert d["selection_top"] == [{"score": 0.3, "event": "halt=1", "pair": {"p": [0.1]}}]
     assert list(d["budget"]) == ["seconds", "max_samples", "samples_used", "seconds_used", "time_share_used",
-                                 "final_runs_per_input", "best_reachable_bound", "meaningful", "warning"]
+                                 "final_runs_per_input", "best_reachable_bound", "meaningful", "warning", "stopped"]
 
 
 def test_without_timings_drops_where_and_how_fast():
