@@ -260,70 +260,21 @@ def select(problem, book: SampleBook, settings: AuditSettings, rng: np.random.Ge
     best quarter by the projected final bound (exploitation) plus the best quarter by the point
     estimate of the loss (exploration: rare events, seen only a few times, are not dropped before
     they can be ranked) are kept, and the best three by each ranking are refined - until the
-    selection share of the budget is spent."""
-    pool = problem.initial_candidates()
-    # a time-limited first round must still see every family: visit candidates in random order,
-    # cheap (short) ones first
-    perm = rng.permutation(len(pool))
-    pool = sorted((pool[i] for i in perm), key=lambda c: _cost_class(problem, c))
+    selection share of the budget is spent.
+
+    Steps: the first round's pool and sizes (:func:`_plan_first_round`), then per round the sampling
+    (:func:`_selection_round`), the ranking, and the next round's pool (:func:`_next_round`)."""
+    first = _plan_first_round(problem, book, settings, rng)
+    pool = list(first.pool)
     examined = {id(c): c for c in pool}
-    fine = [c for c in pool if _is_fine(c)]
-    coarse = [c for c in pool if not _is_fine(c)] if fine else pool
-    runs_grid = first_round_runs(problem, book, settings, coarse, len(_distinct_inputs(problem, coarse)))
-    first_runs_grid = runs_grid
-    # the fine family (half-move spacing, thousands of inputs): its own share of the budget, at most what its
-    # stated detection needs (fine_runs_needed: a (2e-3, loss claim + 1) event kept with probability 0.9)
-    first_runs_fine = 0
-    fine_dropped = None
-    if fine:
-        spread = fine[:: max(1, len(fine) // FINE_PILOT)][:FINE_PILOT]
-        first_runs_fine = min(fine_runs_needed(DETECTION_EVENT[0], settings.epsilon + 1.0, settings.epsilon,
-                                               DETECTION_TARGET),
-                              first_round_runs(problem, book, settings, fine, len(_distinct_inputs(problem, fine)),
-                                               share=FINE_SHARE, pilot=spread))
-        if first_runs_fine < fine_min_runs(settings.epsilon):  # too thin to see anything: the coarse families get it
-            pool = [c for c in pool if not _is_fine(c)]
-            examined = {id(c): c for c in pool}
-            fine_dropped = (len(fine), first_runs_fine)
-            first_runs_fine = 0
-    # the coverage grid is thousands of pairs: sized over all inputs, its first round can be thin (a slow
-    # target, a long max_T). The structured families (a few hundred pairs, where the classic worst cases
-    # sit) are sized over their own inputs, so the grid never starves them
-    structured = [c for c in pool if not _is_grid(c) and not _is_fine(c)]
-    first_runs_structured = n_round_structured(first_runs_grid, max(runs_grid, first_round_runs(
-        problem, book, settings, structured, len(_distinct_inputs(problem, structured)))))
     families = _tally_proposed({}, pool)
+    runs_grid = first.runs_grid
     rounds, best, scores = 0, None, []
-    scored_ids: set[int] = set()
     latest: dict[int, ScoredCandidate] = {}
-    stopped = None
     while True:
         rounds += 1
-        scores = []
-        top_score = -math.inf  # the round's best projected bound so far (progress text)
-        for c in pool:
-            if book.budget_used() >= _selection_limit(settings, best) and len(scores) >= 8:
-                break
-            runs = runs_grid if _is_grid(c) else runs_grid * (first_runs_structured // first_runs_grid)
-            if _is_fine(c):
-                runs = max(1, int(runs_grid * first_runs_fine / first_runs_grid))
-            try:
-                # the fine family's first round is a screen by the point estimates (thousands of pairs): scored
-                # in full from the next round on, if it survives (by exploration or the always-survive rule)
-                sc = _sample_and_score(problem, book, settings, c, runs, screen=rounds == 1 and _is_fine(c))
-            except BudgetStop:  # the clock stopped a request in flight: the target is gone, stop here
-                stopped = f"in selection round {rounds}"
-                break
-            scores.append(sc)
-            latest[id(c)] = sc
-            name = _family(c)
-            families[name] = families.get(name, FamilyTally()).with_score(rounds, sc.score,
-                                                                           first_time=id(c) not in scored_ids)
-            scored_ids.add(id(c))
-            top_score = max(top_score, sc.score)
-            bar.update(book.progress_done(),
-                       f"selection round {rounds}: {len(scores)}/{len(pool)} pairs, n={runs_grid}, "
-                       f"best projected bound {top_score:.3f}")
+        scores, stopped = _selection_round(problem, book, settings, pool, rounds, runs_grid, first, best, families,
+                                           latest, bar)
         if stopped is not None and not scores:  # nothing scored in this round: rank the latest scores
             scores = list(latest.values())
         scores.sort(key=lambda s: -s.score)
@@ -331,28 +282,121 @@ def select(problem, book: SampleBook, settings: AuditSettings, rng: np.random.Ge
             best = scores[0]
         if stopped is not None or book.budget_used() >= _selection_limit(settings, best):
             break
-        # exploration survivors only for problems that ask for them (the GTM: leaks on rare events may sit
-        # anywhere in the stream space); the SVT problems keep the exploitation-only halving
-        # the fine family's screened first round (thousands of pairs, no projected bound) is halved on its own: its
-        # pairs survive by the always-survive rule or as one of the FINE_EXPLORE_TOP best by point estimate, so
-        # they never crowd the coarse families' survivors out of the next round
-        screened = {id(s) for s in scores if _is_fine(s.candidate) and not math.isfinite(s.score)}
-        ranked = [s for s in scores if id(s) not in screened]
-        by_explore = sorted(ranked, key=lambda s: -s.explore) if getattr(problem, "explore", False) else []
-        fresh = [r for s in scores[:3] + by_explore[:3] for r in problem.refine(s.candidate, rng)]
-        for r in fresh:
-            examined.setdefault(id(r), r)
-        families = _tally_proposed(families, fresh)
-        kept = sorted((s for s in scores if keeps(s, settings.epsilon)), key=lambda s: -s.keep) if by_explore else []
-        fine_top = sorted((s for s in scores if id(s) in screened and math.isfinite(s.explore)),
-                          key=lambda s: -s.explore)[:FINE_EXPLORE_TOP]
-        pool = next_round_pool(problem, _survivors(ranked, by_explore, max(4, len(ranked) // 4),
-                                                   kept[: max(4, len(scores) // 4)] + fine_top), fresh)
+        pool, families = _next_round(problem, settings, scores, rng, examined, families)
         runs_grid *= 2
     return Selection(ranked=tuple(scores), best=best, rounds=rounds, pairs_examined=len(examined),
-                     first_round_runs=first_runs_grid, first_round_runs_structured=first_runs_structured,
+                     first_round_runs=first.runs_grid, first_round_runs_structured=first.runs_structured,
                      families=families, latest=tuple(sorted(latest.values(), key=lambda s: -s.score)),
-                     stopped=stopped, first_round_runs_fine=first_runs_fine, fine_dropped=fine_dropped)
+                     stopped=stopped, first_round_runs_fine=first.runs_fine, fine_dropped=first.fine_dropped)
+
+
+@dataclasses.dataclass(frozen=True)
+class _FirstRoundPlan:
+    """The first selection round: its pool in visiting order (random order, cheap pairs first; without the
+    fine family when it is dropped) and its runs per input - ``runs_grid`` for the coverage grid,
+    ``runs_structured`` for the structured families (a whole multiple of the grid's), ``runs_fine`` for the
+    fine family (0: not run); ``fine_dropped`` is (pairs, affordable runs) of a dropped fine family."""
+
+    pool: tuple
+    runs_grid: int
+    runs_structured: int
+    runs_fine: int
+    fine_dropped: tuple[int, int] | None
+
+    def runs(self, candidate, runs_grid: int) -> int:
+        """Runs per input of ``candidate`` in a round whose grid pairs get ``runs_grid``."""
+        if _is_fine(candidate):
+            return max(1, int(runs_grid * self.runs_fine / self.runs_grid))
+        return runs_grid if _is_grid(candidate) else runs_grid * (self.runs_structured // self.runs_grid)
+
+
+def _plan_first_round(problem, book: SampleBook, settings: AuditSettings, rng: np.random.Generator) -> _FirstRoundPlan:
+    """The first round's pool and sizes (:class:`_FirstRoundPlan`; with a time budget the pilots it times are
+    sampled here, as part of the round)."""
+    pool = problem.initial_candidates()
+    # a time-limited first round must still see every family: visit candidates in random order,
+    # cheap (short) ones first
+    perm = rng.permutation(len(pool))
+    pool = sorted((pool[i] for i in perm), key=lambda c: _cost_class(problem, c))
+    fine = [c for c in pool if _is_fine(c)]
+    coarse = [c for c in pool if not _is_fine(c)] if fine else pool
+    runs_grid = first_round_runs(problem, book, settings, coarse, len(_distinct_inputs(problem, coarse)))
+    # the fine family (half-move spacing, thousands of inputs): its own share of the budget, at most what its
+    # stated detection needs (fine_runs_needed: a (2e-3, loss claim + 1) event kept with probability 0.9)
+    runs_fine = 0
+    fine_dropped = None
+    if fine:
+        spread = fine[:: max(1, len(fine) // FINE_PILOT)][:FINE_PILOT]
+        runs_fine = min(fine_runs_needed(DETECTION_EVENT[0], settings.epsilon + 1.0, settings.epsilon,
+                                         DETECTION_TARGET),
+                        first_round_runs(problem, book, settings, fine, len(_distinct_inputs(problem, fine)),
+                                         share=FINE_SHARE, pilot=spread))
+        if runs_fine < fine_min_runs(settings.epsilon):  # too thin to see anything: the coarse families get it
+            pool = [c for c in pool if not _is_fine(c)]
+            fine_dropped = (len(fine), runs_fine)
+            runs_fine = 0
+    # the coverage grid is thousands of pairs: sized over all inputs, its first round can be thin (a slow
+    # target, a long max_T). The structured families (a few hundred pairs, where the classic worst cases
+    # sit) are sized over their own inputs, so the grid never starves them
+    structured = [c for c in pool if not _is_grid(c) and not _is_fine(c)]
+    runs_structured = n_round_structured(runs_grid, max(runs_grid, first_round_runs(
+        problem, book, settings, structured, len(_distinct_inputs(problem, structured)))))
+    return _FirstRoundPlan(pool=tuple(pool), runs_grid=runs_grid, runs_structured=runs_structured,
+                          runs_fine=runs_fine, fine_dropped=fine_dropped)
+
+
+def _selection_round(problem, book: SampleBook, settings: AuditSettings, pool: list, round_no: int,
+                     runs_grid: int, first: _FirstRoundPlan, best, families: dict,
+                     latest: dict[int, ScoredCandidate], bar: ProgressBar) -> tuple[list, str | None]:
+    """Sample and score the round's pool in order until the selection budget is spent (after at least 8
+    pairs): (the round's scores, where the clock stopped it or None). Updates ``families`` (per-family
+    tallies) and ``latest`` (every pair's latest score) in place."""
+    scores: list[ScoredCandidate] = []
+    top_score = -math.inf  # the round's best projected bound so far (progress text)
+    for c in pool:
+        if book.budget_used() >= _selection_limit(settings, best) and len(scores) >= 8:
+            break
+        runs = first.runs(c, runs_grid)
+        try:
+            # the fine family's first round is a screen by the point estimates (thousands of pairs): scored
+            # in full from the next round on, if it survives (by exploration or the always-survive rule)
+            sc = _sample_and_score(problem, book, settings, c, runs, screen=round_no == 1 and _is_fine(c))
+        except BudgetStop:  # the clock stopped a request in flight: the target is gone, stop here
+            return scores, f"in selection round {round_no}"
+        scores.append(sc)
+        name = _family(c)
+        families[name] = families.get(name, FamilyTally()).with_score(round_no, sc.score,
+                                                                      first_time=id(c) not in latest)
+        latest[id(c)] = sc
+        top_score = max(top_score, sc.score)
+        bar.update(book.progress_done(),
+                   f"selection round {round_no}: {len(scores)}/{len(pool)} pairs, n={runs_grid}, "
+                   f"best projected bound {top_score:.3f}")
+    return scores, None
+
+
+def _next_round(problem, settings: AuditSettings, scores: list, rng: np.random.Generator, examined: dict,
+                families: dict) -> tuple[list, dict]:
+    """The next halving round's pool (:func:`next_round_pool`) from the ranked ``scores``, and the family
+    tallies with the refinements proposed; ``examined`` gains the refinements (in place)."""
+    # exploration survivors only for problems that ask for them (the GTM: leaks on rare events may sit
+    # anywhere in the stream space); the SVT problems keep the exploitation-only halving
+    # the fine family's screened first round (thousands of pairs, no projected bound) is halved on its own: its
+    # pairs survive by the always-survive rule or as one of the FINE_EXPLORE_TOP best by point estimate, so
+    # they never crowd the coarse families' survivors out of the next round
+    screened = {id(s) for s in scores if _is_fine(s.candidate) and not math.isfinite(s.score)}
+    ranked = [s for s in scores if id(s) not in screened]
+    by_explore = sorted(ranked, key=lambda s: -s.explore) if getattr(problem, "explore", False) else []
+    fresh = [r for s in scores[:3] + by_explore[:3] for r in problem.refine(s.candidate, rng)]
+    for r in fresh:
+        examined.setdefault(id(r), r)
+    families = _tally_proposed(families, fresh)
+    kept = sorted((s for s in scores if keeps(s, settings.epsilon)), key=lambda s: -s.keep) if by_explore else []
+    fine_top = sorted((s for s in scores if id(s) in screened and math.isfinite(s.explore)),
+                      key=lambda s: -s.explore)[:FINE_EXPLORE_TOP]
+    pool = next_round_pool(problem, _survivors(ranked, by_explore, max(4, len(ranked) // 4),
+                                               kept[: max(4, len(scores) // 4)] + fine_top), fresh)
+    return pool, families
 
 
 def _sample_and_score(problem, book: SampleBook, settings: AuditSettings, candidate, runs: int, *,
