@@ -100,23 +100,10 @@ class GTMProblem:
         return [float(x) for x in inp]
 
 
-def audit(
-    target: Target,
-    *,
-    epsilon: float,
-    eps_t,
-    seconds: float | None = 60.0,
-    seed: int = 0,
-    confidence: float = 0.95,
-    progress: bool = True,
-    max_samples: int | None = None,
-    max_T: int = DEFAULT_MAX_T,
-    oracle_plan=None,
-    oracle_seconds: float | None = None,
-    extra_candidates: Sequence = (),
-    executor=None,
-    claimed_plan=None,
-) -> AuditResult:
+def audit(target: Target, *, epsilon: float, eps_t, seconds: float | None = 60.0, seed: int = 0,
+          confidence: float = 0.95, progress: bool = True, max_samples: int | None = None,
+          max_T: int = DEFAULT_MAX_T, oracle_plan=None, oracle_seconds: float | None = None,
+          extra_candidates: Sequence = (), executor=None, claimed_plan=None) -> AuditResult:
     """Audit a GTM deployment for a claimed epsilon, given its inputs' privacy eps_t.
 
     The auditor searches pairs of neighbouring Bernoulli streams p, p' (every step's odds within
