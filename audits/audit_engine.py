@@ -30,7 +30,8 @@ Three phases (:func:`select`, :func:`validate`, :func:`estimate`), on disjoint s
    the stated confidence overall. (With a sample budget, M leaves 5 standard deviations of the
    Poisson total as slack, so the budget is exceeded with probability < 1e-6.)
 
-The verdict and the search summary are assembled by :func:`audits.audit_verdict.conclude`.
+The verdict and the search summary are assembled by :func:`audits.audit_verdict.conclude`; the selection
+phase, its sizes and its constants are :mod:`audits.audit_selection` (re-exported here).
 
 Budget stops. When both a time budget and a sample budget are given, the clock is a hard stop. An audit
 whose clock runs out before its sample budget is spent - between requests, or while a request is in
@@ -53,10 +54,10 @@ import numpy as np
 from gtm_core.errors import BudgetStop, InvalidParameter
 from gtm_core.validation import check_nonnegative_int, check_seconds
 
-from .audit_results import AuditResult, FamilyTally
-from .audit_scoring import (DETECTION_EVENT, DETECTION_TARGET, Estimation, ScoredCandidate, Selection,
-                            fine_runs_needed, first_round_keep_probability, keeps, score_candidate,
-                            screen_candidate)
+from .audit_results import AuditResult
+from .audit_scoring import DETECTION_TARGET, Estimation, ScoredCandidate, Selection
+from .audit_selection import (FINE_EASIEST_EVENT, FINE_SHARE, FIRST_ROUND_MAX_FACTOR, MIN_FIRST_ROUND, fine_first_round,
+                              fine_min_runs, first_round_runs, select)
 from .audit_verdict import conclude
 from .events import EventSpace
 from .sampling import AuditSettings, Clock, ProgressBar, SampleBook, Seeds
@@ -71,21 +72,14 @@ ESTIMATION_CHUNK = 16_000_000  # runs per input of one estimation request group 
 # fixed number (placement-independent: the chunks' Poisson draws are part of the result), large enough that
 # 2..32 workers each get whole 10^6-run batches per round trip
 TIMED_CHUNK_PER_WORKER = 1_000_000  # with a time budget: runs per input and worker between two re-plans
-EXTENDED_SELECTION_SHARE = 0.6  # selection share while nothing is projected above the claim
-FIRST_ROUND_SHARE = 0.5  # at most this share of the selection budget goes to the first (coverage) round
-MIN_FIRST_ROUND = 50  # runs per input of the first round, at least
-FIRST_ROUND_MAX_FACTOR = 64  # ... and at most this many times n0: a leak on an event of probability q is
-# seen ~n q times in the first round; at n = n0 = 1000 and q = 3e-3 it is seen fewer than 3 times (the
-# exploration threshold) with probability 0.42, so a budget that allows more must buy more
-FINE_SHARE = 0.2  # share of the whole budget for the first round of a fine family (pairs of family "fine":
-# half-move level spacing, audits.pair_search.fine_candidates), on top of the first round of the others
-FINE_EASIEST_EVENT = 1e-2  # the most likely leak event of the narrow planted suite (loss claim + 1) ...
-# ... a fine first round must keep with probability DETECTION_TARGET, else it is not run (it would cost its share
-# - time the coarse families' halving rounds need - and see nothing): fine_min_runs(); the coverage section then
-# lists the family as not sampled, with the runs its share afforded
-FINE_EXPLORE_TOP = 32  # screened fine pairs kept by their point estimate alone (besides the always-survive rule)
-FINE_PILOT = 8  # candidates spread over the fine family that time its per-request cost (time budget)
 DEADLINE_GRACE_SECONDS = 1.5  # how far past --seconds a target's answer is still awaited
+
+# the names of the selection phase (audits.audit_selection) callers and tests read from the engine
+__all__ = ["AuditProblem", "DEADLINE_GRACE_SECONDS", "ESTIMATION_CHUNK", "ESTIMATION_MIN_CHUNK", "FINE_EASIEST_EVENT",
+           "FINE_SHARE", "FIRST_ROUND_MAX_FACTOR", "MIN_FIRST_ROUND", "TIMED_CHUNK_PER_WORKER", "VALIDATION_K",
+           "VALIDATION_SHAPES", "budget_stop_note", "check_audit_budget", "estimate", "estimation_chunk",
+           "fine_first_round", "fine_min_runs", "first_round_runs", "run_audit",
+           "select", "validate", "validation_pool"]
 
 
 class AuditProblem(Protocol):
@@ -167,26 +161,6 @@ def run_audit(
     return dataclasses.replace(result, search=search)
 
 
-def fine_min_runs(epsilon: float) -> int:
-    """The fewest first-round runs per input for which the fine family is run: those at which an event of
-    probability FINE_EASIEST_EVENT and loss epsilon + 1 is kept with probability DETECTION_TARGET
-    (:func:`audits.audit_scoring.fine_runs_needed`; 2 250 at epsilon = 1)."""
-    return fine_runs_needed(FINE_EASIEST_EVENT, epsilon + 1.0, epsilon, DETECTION_TARGET)
-
-
-def fine_first_round(settings: AuditSettings, selection: Selection) -> dict:
-    """The ``search.coverage.fine_first_round`` record: the fine family's first-round runs per input, and the
-    probability (:func:`audits.audit_scoring.first_round_keep_probability`) that a fine pair whose event has
-    probability 2e-3 and loss claim + 1 is kept into the next round at that many runs, with the runs that
-    probability DETECTION_TARGET needs."""
-    q, loss = DETECTION_EVENT[0], settings.epsilon + 1.0
-    n = int(selection.first_round_runs_fine)
-    return {"runs_per_input": n, "event_probability": q, "event_loss": loss,
-            "keep_probability": first_round_keep_probability(n, q, loss, settings.epsilon),
-            "runs_needed": fine_runs_needed(q, loss, settings.epsilon, DETECTION_TARGET),
-            "target_probability": DETECTION_TARGET}
-
-
 def budget_stop_note(settings: AuditSettings, book: SampleBook, stopped: str | None) -> str | None:
     """The ``search.budget.stopped`` line: None when the audit ended on its plan (a sample budget spent, or a
     time-only budget used up as planned); else the phase the clock stopped, the runs drawn against the
@@ -218,225 +192,6 @@ def check_audit_budget(*, epsilon: float, seconds: float | None, max_samples: in
     if max_samples is not None and max_samples < 4 * n0:
         raise InvalidParameter(f"max_samples must be >= {4 * n0}, got {max_samples!r}")
     check_nonnegative_int("seed", seed)
-
-
-# ---------------------------------------------------------------------------
-# phase 1: selection
-# ---------------------------------------------------------------------------
-
-
-def first_round_runs(problem, book: SampleBook, settings: AuditSettings, pool: list, n_inputs: int, *,
-                     share: float | None = None, pilot: list | None = None) -> int:
-    """Runs per input of the first (coverage) round: every candidate must be seen once, so the round
-    is sized to FIRST_ROUND_SHARE of the selection budget (or ``share`` of the whole budget, from now; at
-    least MIN_FIRST_ROUND runs, at most FIRST_ROUND_MAX_FACTOR * n0).
-    With a sample budget this is arithmetic (reproducible); with a time budget the per-request cost
-    is measured on a pilot (``pilot``, default the first few candidates; at n0 runs, kept as part of the
-    round)."""
-    if getattr(problem, "initial_samples", None):  # the problem fixes its first round (rare strong events)
-        return int(settings.n0)
-    if settings.max_samples is not None:
-        budget = (FIRST_ROUND_SHARE * settings.selection_share if share is None else share) * settings.max_samples
-        return int(min(FIRST_ROUND_MAX_FACTOR * settings.n0, max(MIN_FIRST_ROUND, budget / max(n_inputs, 1))))
-    pilot = pool[:8] if pilot is None else pilot
-    t0 = book.clock.elapsed()
-    for c in pilot:
-        for inp in problem.inputs(c):
-            book.ensure(inp, settings.n0, problem.events(c).n_codes)
-    spent = max(book.clock.elapsed() - t0, 1e-6)
-    per_request = spent / max(len(_distinct_inputs(problem, pilot)), 1)
-    if share is None:
-        left = FIRST_ROUND_SHARE * settings.selection_share * settings.seconds - book.clock.elapsed()
-    else:
-        left = share * settings.seconds - spent
-    scale = left / max(per_request * n_inputs, 1e-9)  # per_request includes fixed costs: a larger n costs less
-    return int(min(FIRST_ROUND_MAX_FACTOR * settings.n0, max(MIN_FIRST_ROUND, settings.n0 * scale)))
-
-
-def select(problem, book: SampleBook, settings: AuditSettings, rng: np.random.Generator,
-           bar: ProgressBar) -> Selection:
-    """Phase 1: successive halving. The first round sees every candidate (sized to the budget by
-    :func:`first_round_runs`); in every later round the survivors are sampled twice as much, the
-    best quarter by the projected final bound (exploitation) plus the best quarter by the point
-    estimate of the loss (exploration: rare events, seen only a few times, are not dropped before
-    they can be ranked) are kept, and the best three by each ranking are refined - until the
-    selection share of the budget is spent."""
-    pool = problem.initial_candidates()
-    # a time-limited first round must still see every family: visit candidates in random order,
-    # cheap (short) ones first
-    perm = rng.permutation(len(pool))
-    pool = sorted((pool[i] for i in perm), key=lambda c: _cost_class(problem, c))
-    examined = {id(c): c for c in pool}
-    fine = [c for c in pool if _is_fine(c)]
-    coarse = [c for c in pool if not _is_fine(c)] if fine else pool
-    runs_grid = first_round_runs(problem, book, settings, coarse, len(_distinct_inputs(problem, coarse)))
-    first_runs_grid = runs_grid
-    # the fine family (half-move spacing, thousands of inputs): its own share of the budget, at most what its
-    # stated detection needs (fine_runs_needed: a (2e-3, loss claim + 1) event kept with probability 0.9)
-    first_runs_fine = 0
-    fine_dropped = None
-    if fine:
-        spread = fine[:: max(1, len(fine) // FINE_PILOT)][:FINE_PILOT]
-        first_runs_fine = min(fine_runs_needed(DETECTION_EVENT[0], settings.epsilon + 1.0, settings.epsilon,
-                                               DETECTION_TARGET),
-                              first_round_runs(problem, book, settings, fine, len(_distinct_inputs(problem, fine)),
-                                               share=FINE_SHARE, pilot=spread))
-        if first_runs_fine < fine_min_runs(settings.epsilon):  # too thin to see anything: the coarse families get it
-            pool = [c for c in pool if not _is_fine(c)]
-            examined = {id(c): c for c in pool}
-            fine_dropped = (len(fine), first_runs_fine)
-            first_runs_fine = 0
-    # the coverage grid is thousands of pairs: sized over all inputs, its first round can be thin (a slow
-    # target, a long max_T). The structured families (a few hundred pairs, where the classic worst cases
-    # sit) are sized over their own inputs, so the grid never starves them
-    structured = [c for c in pool if not _is_grid(c) and not _is_fine(c)]
-    first_runs_structured = n_round_structured(first_runs_grid, max(runs_grid, first_round_runs(
-        problem, book, settings, structured, len(_distinct_inputs(problem, structured)))))
-    families = _tally_proposed({}, pool)
-    rounds, best, scores = 0, None, []
-    scored_ids: set[int] = set()
-    latest: dict[int, ScoredCandidate] = {}
-    stopped = None
-    while True:
-        rounds += 1
-        scores = []
-        top_score = -math.inf  # the round's best projected bound so far (progress text)
-        for c in pool:
-            if book.budget_used() >= _selection_limit(settings, best) and len(scores) >= 8:
-                break
-            runs = runs_grid if _is_grid(c) else runs_grid * (first_runs_structured // first_runs_grid)
-            if _is_fine(c):
-                runs = max(1, int(runs_grid * first_runs_fine / first_runs_grid))
-            try:
-                # the fine family's first round is a screen by the point estimates (thousands of pairs): scored
-                # in full from the next round on, if it survives (by exploration or the always-survive rule)
-                sc = _sample_and_score(problem, book, settings, c, runs, screen=rounds == 1 and _is_fine(c))
-            except BudgetStop:  # the clock stopped a request in flight: the target is gone, stop here
-                stopped = f"in selection round {rounds}"
-                break
-            scores.append(sc)
-            latest[id(c)] = sc
-            name = _family(c)
-            families[name] = families.get(name, FamilyTally()).with_score(rounds, sc.score,
-                                                                           first_time=id(c) not in scored_ids)
-            scored_ids.add(id(c))
-            top_score = max(top_score, sc.score)
-            bar.update(book.progress_done(),
-                       f"selection round {rounds}: {len(scores)}/{len(pool)} pairs, n={runs_grid}, "
-                       f"best projected bound {top_score:.3f}")
-        if stopped is not None and not scores:  # nothing scored in this round: rank the latest scores
-            scores = list(latest.values())
-        scores.sort(key=lambda s: -s.score)
-        if scores:
-            best = scores[0]
-        if stopped is not None or book.budget_used() >= _selection_limit(settings, best):
-            break
-        # exploration survivors only for problems that ask for them (the GTM: leaks on rare events may sit
-        # anywhere in the stream space); the SVT problems keep the exploitation-only halving
-        # the fine family's screened first round (thousands of pairs, no projected bound) is halved on its own: its
-        # pairs survive by the always-survive rule or as one of the FINE_EXPLORE_TOP best by point estimate, so
-        # they never crowd the coarse families' survivors out of the next round
-        screened = {id(s) for s in scores if _is_fine(s.candidate) and not math.isfinite(s.score)}
-        ranked = [s for s in scores if id(s) not in screened]
-        by_explore = sorted(ranked, key=lambda s: -s.explore) if getattr(problem, "explore", False) else []
-        fresh = [r for s in scores[:3] + by_explore[:3] for r in problem.refine(s.candidate, rng)]
-        for r in fresh:
-            examined.setdefault(id(r), r)
-        families = _tally_proposed(families, fresh)
-        kept = sorted((s for s in scores if keeps(s, settings.epsilon)), key=lambda s: -s.keep) if by_explore else []
-        fine_top = sorted((s for s in scores if id(s) in screened and math.isfinite(s.explore)),
-                          key=lambda s: -s.explore)[:FINE_EXPLORE_TOP]
-        pool = next_round_pool(problem, _survivors(ranked, by_explore, max(4, len(ranked) // 4),
-                                                   kept[: max(4, len(scores) // 4)] + fine_top), fresh)
-        runs_grid *= 2
-    return Selection(ranked=tuple(scores), best=best, rounds=rounds, pairs_examined=len(examined),
-                     first_round_runs=first_runs_grid, first_round_runs_structured=first_runs_structured,
-                     families=families, latest=tuple(sorted(latest.values(), key=lambda s: -s.score)),
-                     stopped=stopped, first_round_runs_fine=first_runs_fine, fine_dropped=fine_dropped)
-
-
-def _sample_and_score(problem, book: SampleBook, settings: AuditSettings, candidate, runs: int, *,
-                      screen: bool = False) -> ScoredCandidate:
-    """Top both inputs of a candidate up to ``runs`` selection samples, then score it (``screen``: by its point
-    estimates only, :func:`audits.audit_scoring.screen_candidate`)."""
-    a, b = problem.inputs(candidate)
-    n_codes = problem.events(candidate).n_codes
-    book.ensure(a, runs, n_codes)
-    book.ensure(b, runs, n_codes)
-    if screen:
-        return screen_candidate(problem, book, candidate)
-    return score_candidate(problem, book, candidate, settings.alpha)
-
-
-def _tally_proposed(families: dict, candidates: list) -> dict:
-    """The per-family tallies after ``candidates`` were proposed (first-seen order of the names)."""
-    out = dict(families)
-    for c in candidates:
-        out[_family(c)] = out.get(_family(c), FamilyTally()).with_proposed()
-    return out
-
-
-def next_round_pool(problem, survivors: list, fresh: list) -> list:
-    """The order a halving round visits its pairs in. A wide search (``problem.explore``: the GTM's coverage
-    grid) samples the refinements first: when the budget ends inside a round, the lowest-ranked survivors
-    go unsampled, not the refinements of the best pairs (at max-T 50 the survivors of the ~8k-pair grid
-    cost as much as the whole first round, and no refinement would ever be sampled).
-    The SVT problems keep the survivors first (small pools; their benchmark was measured so)."""
-    return fresh + survivors if getattr(problem, "explore", False) else survivors + fresh
-
-
-def _survivors(scores: list, by_explore: list, keep: int, kept: list = ()) -> list:
-    """The best ``keep`` pairs by the projected bound, then the best ``keep`` by the point estimate
-    (exploration; only finite estimates), then the pairs of ``kept`` (the always-survive rule,
-    :func:`audits.audit_scoring.keeps`, best first, and the fine family's best screened pairs), without repeats."""
-    survivors, seen = [], set()
-    for s in scores[:keep] + [s for s in by_explore[:keep] if math.isfinite(s.explore)] + list(kept):
-        if id(s.candidate) not in seen:
-            seen.add(id(s.candidate))
-            survivors.append(s.candidate)
-    return survivors
-
-
-def _selection_limit(settings: AuditSettings, best) -> float:
-    """Share of the budget the selection may use: ``selection_share``, extended up to
-    EXTENDED_SELECTION_SHARE while no candidate is projected to exceed the claim (more search is then
-    worth more than a tighter final bound on a pair that cannot refute the claim). The final test is
-    on fresh samples, so this data-dependent split does not affect its validity."""
-    if best is not None and best.score > settings.epsilon:
-        return settings.selection_share
-    return max(settings.selection_share, EXTENDED_SELECTION_SHARE)
-
-
-def n_round_structured(n_grid: int, n_structured: int) -> int:
-    """First-round runs per input of the structured families: a whole multiple of the grid's (so both double
-    together in later rounds), at least the grid's."""
-    return n_grid * max(1, n_structured // max(n_grid, 1))
-
-
-def _distinct_inputs(problem, candidates: list) -> set:
-    return {x for c in candidates for x in problem.inputs(c)}
-
-
-def _cost_class(problem, c) -> int:
-    a, _ = problem.inputs(c)
-    n = len(a)
-    return 0 if n <= 5 else 1 if n <= 20 else 2
-
-
-def _is_fine(c) -> bool:
-    """A pair of the fine family (not refined): sized with its own first-round share (FINE_SHARE)."""
-    return str(getattr(c, "family", "")) == "fine"
-
-
-def _is_grid(c) -> bool:
-    """A pair of the coverage grid (not refined): sized with the whole grid in the first round."""
-    return str(getattr(c, "family", "")) == "grid"
-
-
-def _family(c) -> str:
-    """The family a candidate is tallied under: its base family, ``+refined`` for refinements."""
-    family = str(getattr(c, "family", "candidate"))
-    return family.split("+")[0] + ("+refined" if "+refined" in str(getattr(c, "family", "")) else "")
 
 
 # ---------------------------------------------------------------------------

@@ -100,23 +100,10 @@ class GTMProblem:
         return [float(x) for x in inp]
 
 
-def audit(
-    target: Target,
-    *,
-    epsilon: float,
-    eps_t,
-    seconds: float | None = 60.0,
-    seed: int = 0,
-    confidence: float = 0.95,
-    progress: bool = True,
-    max_samples: int | None = None,
-    max_T: int = DEFAULT_MAX_T,
-    oracle_plan=None,
-    oracle_seconds: float | None = None,
-    extra_candidates: Sequence = (),
-    executor=None,
-    claimed_plan=None,
-) -> AuditResult:
+def audit(target: Target, *, epsilon: float, eps_t, seconds: float | None = 60.0, seed: int = 0,
+          confidence: float = 0.95, progress: bool = True, max_samples: int | None = None,
+          max_T: int = DEFAULT_MAX_T, oracle_plan=None, oracle_seconds: float | None = None,
+          extra_candidates: Sequence = (), executor=None, claimed_plan=None) -> AuditResult:
     """Audit a GTM deployment for a claimed epsilon, given its inputs' privacy eps_t.
 
     The auditor searches pairs of neighbouring Bernoulli streams p, p' (every step's odds within
@@ -177,23 +164,28 @@ def audit(
     """
     privacy = check_audit_arguments(epsilon=epsilon, eps_t=eps_t, seconds=seconds, max_samples=max_samples,
                                     confidence=confidence, seed=seed, max_T=max_T)
-    if oracle_seconds is None:
-        oracle_seconds = 0.1 * seconds if seconds is not None else 10.0
     if seconds is not None:
         # a hard budget: no answer is awaited past it (plus a grace for the final bookkeeping)
         target.set_deadline(time.monotonic() + seconds + DEADLINE_GRACE_SECONDS)
-    # with a sample budget the exact search's effort is a count too (ORACLE_ATTEMPTS_PER_SECOND per second of
-    # oracle_seconds, CPU time capped at ORACLE_TIME_CAP_FACTOR times it), so the proposal - and the whole
-    # audit - is a function of the seed wherever it runs
-    attempts = None
-    if seconds is None:
-        attempts = max(20, int(oracle_seconds * ORACLE_ATTEMPTS_PER_SECOND))
-        oracle_seconds = oracle_seconds * ORACLE_TIME_CAP_FACTOR
+    oracle_seconds, attempts = _oracle_effort(seconds, oracle_seconds)
     problem = GTMProblem(target, privacy, max_T=max_T, oracle_plan=oracle_plan, oracle_seconds=oracle_seconds,
                          extra_candidates=extra_candidates, oracle_attempts=attempts,
                          map_starts=None if executor is None else executor.map_ordered, claimed_plan=claimed_plan)
     return run_audit(problem, epsilon=epsilon, seconds=seconds, max_samples=max_samples, seed=seed,
                      confidence=confidence, progress=progress, target_name=target.describe(), executor=executor)
+
+
+def _oracle_effort(seconds: float | None, oracle_seconds: float | None) -> tuple[float, int | None]:
+    """The exact search's effort in an audit: its seconds (default 10% of a time budget, else 10 s) and,
+    with a sample budget only, an attempt count (ORACLE_ATTEMPTS_PER_SECOND per second of oracle_seconds,
+    CPU time capped at ORACLE_TIME_CAP_FACTOR times it), so the proposal - and the whole audit - is a
+    function of the seed wherever it runs (None: the search is timed)."""
+    if oracle_seconds is None:
+        oracle_seconds = 0.1 * seconds if seconds is not None else 10.0
+    if seconds is not None:
+        return oracle_seconds, None
+    attempts = max(20, int(oracle_seconds * ORACLE_ATTEMPTS_PER_SECOND))
+    return oracle_seconds * ORACLE_TIME_CAP_FACTOR, attempts
 
 
 def audit_privacy(eps_t) -> InputPrivacy:

@@ -31,17 +31,18 @@ Secrets - eta_1, eta_{2,t}, Z_t, lambda_t, N_t, K_t - are held in private attrib
 appear in ``repr``/``str`` or in error messages.
 
 The mechanism side - outputs as +1/-1, the count K_t (:func:`gtm_core.evaluation.count_positive`),
-purification and negation, the Bernoulli test mechanism - is :mod:`gtm_core.evaluation`.
+purification and negation, the Bernoulli test mechanism - is :mod:`gtm_core.evaluation`. A step's
+values (:class:`StepArguments`, :class:`PendingStep`) are :mod:`gtm_core.step_arguments`; the
+rng-or-seed rule (:func:`randomness`, :func:`default_rng`) and the float path's Poisson draw are
+:mod:`gtm_core.randomness`; this module re-exports the public names of both.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
-from scipy import special
 
 from .errors import (
     EvaluationBudgetExceeded,
@@ -52,142 +53,20 @@ from .errors import (
 from .evaluation import BernoulliMechanism, count_positive, mechanism_for_step
 from .exact_sampling import (
     BitSource,
-    GeneratorBits,
     PrecisionLimitExceeded,
-    SeededBits,
     START_PREC,
     SharedNoise,
-    SystemBits,
-    check_tau2,
     draw_count,
     fed_count,
     halts,
-    purification_crossover,
 )
 from .planners import Plan, StepPlan
-from .validation import (
-    check_bool,
-    check_direction,
-    check_nonnegative,
-    check_nonnegative_int,
-    check_positive,
-    check_probability,
-    check_stream,
-)
+from .randomness import NOT_FOR_DEPLOYMENT, SAMPLERS, default_rng, draw_poisson_within_budget, randomness
+from .step_arguments import PendingStep, StepArguments
+from .validation import check_nonnegative_int, check_positive, check_stream
 
-# numpy's Poisson sampler refuses means above ~9.2e18; far below that we switch to an exact
-# two-stage draw (is N_t within the budget? if so, draw N_t from the truncated law).
-_DIRECT_POISSON_MAX = 1e15
-
-
-def _draw_poisson_within_budget(rng: np.random.Generator, lam: float, budget: int | None) -> int | None:
-    """Draw N ~ Po(lam); return None if N > budget (budget None = unlimited)."""
-    if lam < _DIRECT_POISSON_MAX:
-        n = int(rng.poisson(lam))
-        return None if budget is not None and n > budget else n
-    if budget is None:
-        raise EvaluationBudgetExceeded("lambda_t is too large to sample and no budget is set")
-    # Pr[N <= budget] = Q(budget + 1, lam) (regularised upper incomplete gamma)
-    cdf = float(special.gammaincc(budget + 1, lam)) if np.isfinite(lam) else 0.0
-    u = rng.random()
-    if u >= cdf:
-        return None
-    # conditional on N <= budget: inversion on the (tiny) truncated law, computed in log space
-    ks = np.arange(budget + 1)
-    logp = ks * math.log(lam) - lam - special.gammaln(ks + 1)
-    logp -= logp.max()
-    p = np.exp(logp)
-    return int(rng.choice(ks, p=p / p.sum()))
-
-
-SAMPLERS = ("exact", "float")
-
-
-def randomness(rng: np.random.Generator | BitSource | None = None, seed: int | None = None, *,
-               sampler: str = "exact") -> tuple[np.random.Generator | BitSource, bool]:
-    """Where a GTM's random bits come from: ``(what GTM(...) takes, seeded)``. The one rule, for
-    :class:`GTM`, :class:`GTMRun` and deployments (:mod:`gtm_core.deployment`).
-
-    Exact sampler: a :class:`BitSource` as given (seeded unless it is deployable), a numpy
-    Generator's raw bits (:class:`GeneratorBits`: reproducible, seeded), a seed's
-    :class:`SeededBits` (seeded), and with neither the operating system's CSPRNG
-    (:class:`SystemBits`, not seeded: the only source a deployment may use). Float sampler: the
-    given Generator, or :func:`default_rng` of the seed. Seeded randomness is "not for deployment".
-    """
-    if sampler not in SAMPLERS:
-        raise InvalidParameter(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
-    if rng is not None and seed is not None:
-        raise InvalidParameter("pass either rng or seed, not both")
-    if isinstance(rng, BitSource):
-        if sampler == "float":
-            raise InvalidParameter("the float sampler needs a numpy.random.Generator, got a BitSource")
-        return rng, not rng.deployable
-    if rng is not None:
-        if not isinstance(rng, np.random.Generator):
-            raise InvalidParameter(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-        return (GeneratorBits(rng) if sampler == "exact" else rng), True
-    if sampler == "float":
-        return default_rng(seed)
-    if seed is None:
-        return SystemBits(), False
-    return SeededBits(check_nonnegative_int("seed", seed)), True
-
-
-@dataclass(frozen=True)
-class StepArguments:
-    """The checked arguments of one GTM.Step: eps_t, tau_{2,t}, c_t, rho_t, s_t, the enforced
-    evaluation budget (None: none) and how the count the caller reports becomes K_t of the
-    mechanism Algorithm 1 is fed: ``phi`` (purification's crossover, Lemma 24; 0: none) then
-    ``negate`` (the flipped variant s_t = -1 feeds -M_t). With ``phi = 0`` and ``negate`` False
-    the caller reports K_t itself (it evaluated the fed mechanism)."""
-
-    eps_t: float
-    tau2: float
-    c: int
-    rho: float
-    s: int
-    evaluation_budget: int | None = None
-    phi: float = 0.0
-    negate: bool = False
-
-    def __post_init__(self):
-        """Refuse arguments outside their domains (InvalidParameter naming the field and value)."""
-        eps_t = check_nonnegative("eps_t", self.eps_t)
-        values = {
-            "eps_t": eps_t,
-            "c": check_nonnegative_int("c", self.c),
-            "rho": check_positive("rho", self.rho),
-            "s": check_direction("s", self.s),
-            "tau2": check_tau2(self.tau2, eps_t),
-            "evaluation_budget": None if self.evaluation_budget is None
-            else check_nonnegative_int("evaluation_budget", self.evaluation_budget),
-            "phi": check_probability("phi", self.phi),
-        }
-        if not values["phi"] <= 0.5:
-            raise InvalidParameter(f"phi must be in [0, 1/2], got {self.phi!r}")
-        object.__setattr__(self, "negate", check_bool("negate", self.negate))
-        for name, value in values.items():
-            object.__setattr__(self, name, value)
-
-    @classmethod
-    def planned(cls, sp: StepPlan, evaluation_budget: int | None) -> "StepArguments":
-        """Step sp.t of a plan with the count of the *original* mechanism M_t: purified if
-        delta_t > 0, negated for the flipped variant (the exact path and deployments)."""
-        return cls(sp.eps_t, sp.tau2, sp.c, sp.rho, sp.s, evaluation_budget,
-                   phi=purification_crossover(sp), negate=sp.s == -1)
-
-
-@dataclass(frozen=True)
-class PendingStep:
-    """A step whose noise is drawn (eta_{2,t}, N_t) and whose mechanism is not evaluated yet:
-    what :meth:`GTM.begin_step` returns and :meth:`GTM.finish_step` consumes, once.
-
-    ``t`` is the step's number; ``evaluations`` is N_t, a secret (hidden from ``repr``; never
-    print, log or release it)."""
-
-    t: int
-    arguments: StepArguments
-    evaluations: int = field(repr=False)
+__all__ = ["GTM", "GTMRun", "NOT_FOR_DEPLOYMENT", "PendingStep", "SAMPLERS", "StepArguments", "default_rng",
+           "randomness", "run_reference"]
 
 
 class GTM:
@@ -296,7 +175,7 @@ class GTM:
             exponent = a.eps_t * z
             lam = a.rho * math.exp(exponent) if exponent < 700.0 else math.inf
             try:
-                n = _draw_poisson_within_budget(self._rng, lam, a.evaluation_budget)
+                n = draw_poisson_within_budget(self._rng, lam, a.evaluation_budget)
             except EvaluationBudgetExceeded:  # lambda_t beyond the sampler without a budget
                 self.failed = True
                 raise
@@ -390,16 +269,6 @@ class GTM:
 # ---------------------------------------------------------------------------
 # driver
 # ---------------------------------------------------------------------------
-
-
-def default_rng(seed: int | None = None) -> tuple[np.random.Generator, bool]:
-    """(generator, seeded). Without a seed the generator is seeded from the operating system."""
-    if seed is None:
-        return np.random.default_rng(np.random.SeedSequence()), False
-    return np.random.default_rng(check_nonnegative_int("seed", seed)), True
-
-
-NOT_FOR_DEPLOYMENT = "seeded generator: not for deployment"
 
 
 class GTMRun:

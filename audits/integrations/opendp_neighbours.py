@@ -85,71 +85,96 @@ def neighbouring_pairs(input_domain, input_metric, d_in: Any = 1) -> list[Neighb
     """
     dp = opendp_prelude()
     metric = _metric_name(input_metric)
-    out: list[NeighbourPair] = []
-
-    def add(a, b, label):
-        if input_domain.member(a) and input_domain.member(b) and canonical(a) != canonical(b):
-            out.append(NeighbourPair(a, b, label))
-
     if isinstance(input_domain, dp.VectorDomain):
-        atom = input_domain.element_domain
-        values = atom_values(atom)
-        size = input_domain.size
-        sizes = [size] if size is not None else list(BACKGROUND_SIZES)
-        if metric in ("SymmetricDistance", "InsertDeleteDistance") and size is None:
-            k = _distance_int(d_in, metric)
-            for w in values:
-                add([], [w] * k, f"empty vs {k} x {w!r}")
-            for u in values:
-                for n in sizes:
-                    for w in values:
-                        if n > 1 and u != values[0] and w != u:
-                            continue  # wide backgrounds of the common value only, keeps the search small
-                        add([u] * n, [u] * n + [w] * k, f"{n} x {u!r} vs + {k} x {w!r}")
-        elif metric in ("ChangeOneDistance", "HammingDistance") or (metric == "SymmetricDistance" and size is not None):
-            k = _distance_int(d_in, metric)
-            changes = k // 2 if metric == "SymmetricDistance" else k
-            if changes < 1:
-                raise UnsupportedConfiguration(f"a sized domain under {metric} has no neighbours at d_in={d_in!r} "
-                                               f"(one change is distance 2)")
-            for u in values:
-                for n in sizes:
-                    for w in values:
-                        if w != u and n >= changes:
-                            add([u] * n, [w] * changes + [u] * (n - changes), f"{n} x {u!r}, {changes} changed to {w!r}")
-        elif metric in ("L1Distance", "L2Distance", "LInfDistance"):
-            cast = int if str(atom.carrier_type) in _INT_TYPES else float
-            shift = cast(d_in)
-            for u in values:
-                for n in (sizes if size is not None else [1, 3]):
-                    base = [u] * n
-                    add(base, [base[0] + shift] + base[1:], f"{n} x {u!r}, first shifted by {shift!r} ({metric})")
-                    if metric == "LInfDistance":
-                        # every coordinate moved by d_in: all up, or the first up and the rest down (the
-                        # worst case of an argmax: one score gains what every other loses)
-                        add(base, [x + shift for x in base], f"{n} x {u!r}, all shifted by {shift!r} ({metric})")
-                        add(base, [base[0] + shift] + [x - shift for x in base[1:]],
-                            f"{n} x {u!r}, first up and the rest down by {shift!r} ({metric})")
-        else:
-            raise UnsupportedConfiguration(f"cannot search neighbours of a vector domain under {input_metric}: give pairs")
+        proposals = _vector_proposals(input_domain, metric, input_metric, d_in)
     elif isinstance(input_domain, dp.AtomDomain):
-        values = atom_values(input_domain)
-        if metric == "DiscreteDistance":
-            for i, a in enumerate(values):
-                for b in values[i + 1:]:
-                    add(a, b, f"{a!r} vs {b!r}")
-        elif metric == "AbsoluteDistance":
-            cast = int if str(input_domain.carrier_type) in _INT_TYPES else float
-            shift = cast(d_in)
-            for v in values:
-                add(v, v + shift, f"{v!r} vs {v + shift!r}")
-                add(v - shift, v, f"{v - shift!r} vs {v!r}")
-        else:
-            raise UnsupportedConfiguration(f"cannot search neighbours of an atom domain under {input_metric}: give pairs")
+        proposals = _atom_proposals(input_domain, metric, input_metric, d_in)
     else:
         raise UnsupportedConfiguration(f"cannot search neighbours of the domain {input_domain}: give pairs")
+    out = [NeighbourPair(a, b, label) for a, b, label in proposals
+           if input_domain.member(a) and input_domain.member(b) and canonical(a) != canonical(b)]
+    return _without_repeats(out)
+
+
+def _vector_proposals(input_domain, metric: str, input_metric, d_in):
+    """The proposed (input, input', label) triples of a vector domain (not yet checked for membership),
+    by the metric: records added (:func:`_added_records`), changed (:func:`_changed_records`) or
+    coordinates shifted (:func:`_shifted_vectors`)."""
+    atom = input_domain.element_domain
+    values = atom_values(atom)
+    size = input_domain.size
+    sizes = [size] if size is not None else list(BACKGROUND_SIZES)
+    if metric in ("SymmetricDistance", "InsertDeleteDistance") and size is None:
+        return _added_records(values, sizes, _distance_int(d_in, metric))
+    if metric in ("ChangeOneDistance", "HammingDistance") or (metric == "SymmetricDistance" and size is not None):
+        k = _distance_int(d_in, metric)
+        changes = k // 2 if metric == "SymmetricDistance" else k
+        if changes < 1:
+            raise UnsupportedConfiguration(f"a sized domain under {metric} has no neighbours at d_in={d_in!r} "
+                                           f"(one change is distance 2)")
+        return _changed_records(values, sizes, changes)
+    if metric in ("L1Distance", "L2Distance", "LInfDistance"):
+        cast = int if str(atom.carrier_type) in _INT_TYPES else float
+        return _shifted_vectors(values, sizes if size is not None else [1, 3], cast(d_in), metric)
+    raise UnsupportedConfiguration(f"cannot search neighbours of a vector domain under {input_metric}: give pairs")
+
+
+def _added_records(values: list, sizes: list, k: int) -> list:
+    """k records added: to the empty dataset, and to backgrounds of each size (wide backgrounds of the
+    common value, ``values[0]``, only: keeps the search small)."""
+    out = [([], [w] * k, f"empty vs {k} x {w!r}") for w in values]
+    for u in values:
+        for n in sizes:
+            for w in values:
+                if n > 1 and u != values[0] and w != u:
+                    continue
+                out.append(([u] * n, [u] * n + [w] * k, f"{n} x {u!r} vs + {k} x {w!r}"))
+    return out
+
+
+def _changed_records(values: list, sizes: list, changes: int) -> list:
+    """``changes`` records of a background of one value changed to another value."""
+    return [([u] * n, [w] * changes + [u] * (n - changes), f"{n} x {u!r}, {changes} changed to {w!r}")
+            for u in values for n in sizes for w in values if w != u and n >= changes]
+
+
+def _shifted_vectors(values: list, sizes: list, shift, metric: str) -> list:
+    """One coordinate shifted by ``shift``; under LInfDistance also every coordinate moved by it: all up,
+    or the first up and the rest down (the worst case of an argmax: one score gains what every other
+    loses)."""
+    out = []
+    for u in values:
+        for n in sizes:
+            base = [u] * n
+            out.append((base, [base[0] + shift] + base[1:], f"{n} x {u!r}, first shifted by {shift!r} ({metric})"))
+            if metric == "LInfDistance":
+                out.append((base, [x + shift for x in base], f"{n} x {u!r}, all shifted by {shift!r} ({metric})"))
+                out.append((base, [base[0] + shift] + [x - shift for x in base[1:]],
+                            f"{n} x {u!r}, first up and the rest down by {shift!r} ({metric})"))
+    return out
+
+
+def _atom_proposals(input_domain, metric: str, input_metric, d_in) -> list:
+    """The proposed (input, input', label) triples of a scalar domain: any two values (DiscreteDistance),
+    a value shifted by d_in up and down (AbsoluteDistance)."""
+    values = atom_values(input_domain)
+    if metric == "DiscreteDistance":
+        return [(a, b, f"{a!r} vs {b!r}") for i, a in enumerate(values) for b in values[i + 1:]]
+    if metric == "AbsoluteDistance":
+        cast = int if str(input_domain.carrier_type) in _INT_TYPES else float
+        shift = cast(d_in)
+        out = []
+        for v in values:
+            out.append((v, v + shift, f"{v!r} vs {v + shift!r}"))
+            out.append((v - shift, v, f"{v - shift!r} vs {v!r}"))
+        return out
+    raise UnsupportedConfiguration(f"cannot search neighbours of an atom domain under {input_metric}: give pairs")
+
+
+def _without_repeats(pairs: list[NeighbourPair]) -> list[NeighbourPair]:
+    """The pairs in order, without a repeat of an earlier pair in either direction (by canonical form)."""
     seen, unique = set(), []
-    for p in out:
+    for p in pairs:
         key = (canonical(p.input), canonical(p.input_prime))
         if key not in seen and key[::-1] not in seen:
             seen.add(key)

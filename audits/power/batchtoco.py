@@ -1,9 +1,9 @@
 """Deliberately broken BatchToCO implementations: the power suite of the continual-observation layer.
 
-An :class:`Implementation` describes how a BatchToCO deployment calls its batch algorithm A, scores
-candidates and re-initialises its GTM instances, as a small frozen value (the shape of
-:class:`audits.power.broken.Implementation`). ``Implementation()`` is Algorithm 3 as printed; every
-field that differs from its default is one implementation mistake. The core
+A :class:`BatchToCOImplementation` describes how a BatchToCO deployment calls its batch algorithm A,
+scores candidates and re-initialises its GTM instances, as a small frozen value (the shape of the GTM's
+:class:`audits.power.broken.Implementation`, a different concept). ``BatchToCOImplementation()`` is
+Algorithm 3 as printed; every field that differs from its default is one implementation mistake. The core
 (:mod:`gtm_core.batchtoco.driver`, :mod:`~gtm_core.batchtoco.codes`, :mod:`~gtm_core.batchtoco.witness`)
 takes it as its ``implementation``:
 
@@ -29,7 +29,7 @@ INSTANCE_NOISES = ("fresh", "reused")
 
 
 @dataclass(frozen=True)
-class Implementation:
+class BatchToCOImplementation:
     """How a BatchToCO deployment calls A and draws its noise (defaults = Algorithm 3)."""
 
     batch_privacy: str = "step"  # "step": A at eps_t / 2 (Definition 36) | "level": A at eps(l)
@@ -55,12 +55,12 @@ class Implementation:
 
     @property
     def is_algorithm3(self) -> bool:
-        return self == Implementation()
+        return self == BatchToCOImplementation()
 
 
-CORRECT = Implementation()
+CORRECT = BatchToCOImplementation()
 
-VARIANTS: dict[str, Implementation] = {
+VARIANTS: dict[str, BatchToCOImplementation] = {
     "correct": CORRECT,
     "unnoised_score": replace(CORRECT, score_noise=False),
     "batch_eps_level": replace(CORRECT, batch_privacy="level"),
@@ -71,7 +71,7 @@ VARIANTS: dict[str, Implementation] = {
 SAMPLED_VARIANTS = tuple(name for name, impl in VARIANTS.items() if impl.fresh_instance_noise)
 
 
-def variant(name: str) -> Implementation:
+def variant(name: str) -> BatchToCOImplementation:
     """The implementation called ``name`` (see :data:`VARIANTS`)."""
     check_choice("variant", name, VARIANTS)
     return VARIANTS[name]

@@ -37,6 +37,10 @@ def transcript_distribution(
     ``dps``: target significant digits for every transcript probability.
     ``certified``: rigorous enclosures (Gauss-Legendre remainder bounds on
     Bernstein ellipses) instead of the coefficient-decay error estimate (see ``_gl_panel_with_error``).
+
+    Phases: the per-step evaluators (:func:`_step_evaluators`), the panel edges up to the last node X
+    (:func:`_initial_panel_edges`), the panel integration, the rigorous tails on [X, inf)
+    (:func:`_totals_with_tails`), then the probabilities at ``dps`` digits.
     """
     check_int("dps", dps, minimum=5, maximum=500)
     T = len(p)
@@ -45,6 +49,42 @@ def transcript_distribution(
         raise InvalidParameter(f"stream length {T} exceeds the plan's horizon={horizon}")
     start = time.process_time()
     bits = bits_for_dps(dps)
+    evals, tau1, budgeted = _step_evaluators(plan, p, bits, dps, certified, nodes_per_panel)
+    f = Integrand(evals, tau1, bits)
+    w = f.width
+    rel_tol = mpmath.mpf(10) ** (-dps)
+    edges = _initial_panel_edges(plan, evals, budgeted, dps)
+    if certified:
+        n = nodes_per_panel or max(12, int(dps * 0.8))
+        panels = integrate_certified(f, evals, tau1, edges, n, bits, rel_tol, max_panels)
+    else:
+        n = nodes_per_panel or max(16, int(dps * 1.6))
+        panels, edges = integrate_estimated(f, edges, n, bits, rel_tol, max_panels, float(plan.tau1))
+    totals = _totals_with_tails(panels, edges, evals, tau1, w, T, bits)
+    halts = tuple(probability_from_ball(totals[w * i], dps) for i in range(T))
+    conts = tuple(probability_from_ball(totals[w * i + 1], dps) for i in range(T))
+    refused = tuple(probability_from_ball(totals[w * i + 2], dps) for i in range(T)) if w == 3 else ()
+    return TranscriptDistribution(
+        T=T,
+        halt=halts,
+        cont=conts,
+        dps=dps,
+        certified=certified,
+        nodes=f.count,
+        seconds=time.process_time() - start,
+        refused=refused,
+    )
+
+
+def _step_evaluators(plan, p: Sequence[Any], bits: int, dps: int, certified: bool,
+                     nodes_per_panel: int | None) -> tuple[list, arb, bool]:
+    """The per-step evaluators of the stream p at ``bits`` (a :class:`.budgeted.BudgetedStepEval` for a
+    step under an enforced budget, else a :class:`.step.StepEval`), tau1 as a ball, and whether any step
+    is budgeted.
+
+    Raises:
+        UnsupportedConfiguration: ``certified`` under an enforced evaluation budget.
+    """
     with working_precision(bits):
         models = step_models(plan, p)
         tau1 = to_arb(plan.tau1)
@@ -64,11 +104,12 @@ def transcript_distribution(
     with working_precision(bits):
         evals = [BudgetedStepEval(m, mu1, bits, *inner) if m.budget is not None else StepEval(m, mu1, bits)
                  for m in models]
-    f = Integrand(evals, tau1, bits)
-    w = f.width
-    rel_tol = mpmath.mpf(10) ** (-dps)
+    return evals, tau1, budgeted
 
-    # the last node X: beyond it the tail is bounded rigorously (and must be negligible)
+
+def _initial_panel_edges(plan, evals: list, budgeted: bool, dps: int) -> list:
+    """The initial panel edges on [0, X], refined at the steps' transition points: X is the last node, beyond
+    which the tail is bounded rigorously (and must be negligible at ``dps`` digits)."""
     tau1f, mu1f = float(plan.tau1), float(plan.mu1)
     trans = [ev.transition_x() for ev in evals]
     if budgeted:
@@ -76,16 +117,14 @@ def transcript_distribution(
     trans = sorted({round(x, 1) for x in trans if x is not None and x > 0})
     X = max([mu1f] + trans) + tau1f * (dps + 8) * math.log(10)
     edges = initial_edges(trans, mu1f, tau1f, X)
-    edges = sorted(set(edges))
-    if certified:
-        n = nodes_per_panel or max(12, int(dps * 0.8))
-        panels = integrate_certified(f, evals, tau1, edges, n, bits, rel_tol, max_panels)
-    else:
-        n = nodes_per_panel or max(16, int(dps * 1.6))
-        panels, edges = integrate_estimated(f, edges, n, bits, rel_tol, max_panels, tau1f)
+    return sorted(set(edges))
+
+
+def _totals_with_tails(panels: list, edges: list, evals: list, tau1: arb, w: int, T: int, bits: int) -> list[arb]:
+    """The w*T outcome totals: the panels' sums plus the rigorous tail of each outcome on [X, inf), X the
+    last edge (w = 2: halt_t and cont_t; w = 3 under a budget, :func:`_budgeted_tails`)."""
     with working_precision(bits + 20):
         totals = [sum((pv[j] for pv in panels), arb(0)) for j in range(w * T)]
-        # rigorous tail on [X, inf)
         Xa = arb(edges[-1])
         eX = (-Xa / tau1).exp()
         Pc = arb(1)
@@ -101,19 +140,7 @@ def transcript_distribution(
                 continue
             totals[w * i], totals[w * i + 1], totals[w * i + 2] = _budgeted_tails(
                 ev, Xa, eX, totals[w * i:w * i + 3])
-    halts = tuple(probability_from_ball(totals[w * i], dps) for i in range(T))
-    conts = tuple(probability_from_ball(totals[w * i + 1], dps) for i in range(T))
-    refused = tuple(probability_from_ball(totals[w * i + 2], dps) for i in range(T)) if w == 3 else ()
-    return TranscriptDistribution(
-        T=T,
-        halt=halts,
-        cont=conts,
-        dps=dps,
-        certified=certified,
-        nodes=f.count,
-        seconds=time.process_time() - start,
-        refused=refused,
-    )
+    return totals
 
 
 def _budgeted_tails(ev: BudgetedStepEval, Xa: arb, eX: arb, totals: list[arb]) -> tuple[arb, arb, arb]:

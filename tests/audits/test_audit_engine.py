@@ -103,7 +103,7 @@ def test_refinements_are_sampled_after_a_large_first_round(plan):
 
 def test_refinement_check_has_power(plan, monkeypatch):
     """Companion: with the survivors first (the old order) the check above fails."""
-    import audits.audit_engine as A
+    import audits.audit_selection as A
 
     monkeypatch.setattr(A, "next_round_pool", lambda problem, survivors, fresh: survivors + fresh)
     rounds, refined = _refined_pairs_sampled(plan)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from audits.power.batchtoco import CORRECT, SAMPLED_VARIANTS, VARIANTS, Implementation, variant
+from audits.power.batchtoco import CORRECT, SAMPLED_VARIANTS, VARIANTS, BatchToCOImplementation, variant
 from gtm_core.batchtoco.gtm_instance import InstancePlan
 from gtm_core.batchtoco.implementation import ALGORITHM3
 from gtm_core.batchtoco.params import COConfig
@@ -37,10 +37,10 @@ def test_every_broken_variant_changes_exactly_one_member():
 
 def test_bad_fields_and_names_are_refused():
     with pytest.raises(InvalidParameter, match="batch_privacy must be one of"):
-        Implementation(batch_privacy="half")
+        BatchToCOImplementation(batch_privacy="half")
     with pytest.raises(InvalidParameter, match="instance_noise must be one of"):
-        Implementation(instance_noise="none")
+        BatchToCOImplementation(instance_noise="none")
     with pytest.raises(InvalidParameter, match="score_noise must be one of"):
-        Implementation(score_noise=1)
+        BatchToCOImplementation(score_noise=1)
     with pytest.raises(InvalidParameter, match="variant must be one of"):
         variant("nope")
