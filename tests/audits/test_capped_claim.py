@@ -104,7 +104,7 @@ def test_the_issue_pair_given_by_the_user_is_flagged(capped):
         small = PrivacyClaim(APPROXIMATE, claim.epsilon, declared, "declared", HOCKEY_STICK)
         r = _audit(capped, small, extra_candidates=[ISSUE_PAIR]).result
         assert r.violation, declared
-        # the finer first-round grid (issue 29) may hold a pair at least as strong as the user's: the
+        # the finer first-round grid (the fine family) may hold a pair at least as strong as the user's: the
         # witness is a one-step pair at small p on halt@1 either way
         assert r.witness["event_outputs"] == ["halt@1"] and len(r.witness["input"]) == 1
         assert max(r.witness["input"][0], r.witness["input_prime"][0]) < 1e-6
