@@ -93,6 +93,9 @@ def shape_problems(doc: dict) -> list[str]:
     if set(body) != BODY_KEYS:
         problems.append(f"body fields differ from the format: extra {sorted(set(body) - BODY_KEYS)}, "
                         f"missing {sorted(BODY_KEYS - set(body))}")
+    for key, typ in (("steps", list), ("refusals", list), ("globals", dict), ("config", dict)):
+        if key in body and not isinstance(body[key], typ):
+            problems.append(f"body field {key!r} is not a JSON {typ.__name__}")
     claims = body.get("claims")
     if not isinstance(claims, list) or not all(isinstance(c, dict) for c in claims):
         problems.append("claims is not a list of objects")
@@ -241,7 +244,8 @@ def content_verdict(body: dict, progress: bool = False, *, rerun: bool = False, 
     for cid in sorted(bound):
         if cid not in stored_claims:
             problems.append(f"claim {cid} is missing")
-        elif (stored_claims[cid].get("values") or {}).get("config_sha256") != body["config_sha256"]:
+        elif not isinstance(values := stored_claims[cid].get("values"), dict) \
+                or values.get("config_sha256") != body["config_sha256"]:
             problems.append(f"claim {cid} is not bound to this configuration (config_sha256 differs or is absent)")
     _diff("refusals", body["refusals"], jsonable([r.to_dict() for r in refusals]), problems)
     numeric = bool(problems)
@@ -288,9 +292,12 @@ def consistency_problems(body: dict) -> list[str]:
         if not isinstance(c, dict):
             problems.append("a claim is not an object")
             continue
-        st, v = c.get("status"), c.get("values") or {}
-        if not c.get("witness", {}).get("kind"):
+        st, v, w = c.get("status"), c.get("values") or {}, c.get("witness")
+        if not isinstance(w, dict) or not w.get("kind"):
             problems.append(f"claim {c.get('id')} names no witness")
+        if not isinstance(v, dict):
+            problems.append(f"claim {c.get('id')} has values that are not an object")
+            continue
         if st != "pass":
             continue
         try:
@@ -305,7 +312,7 @@ def consistency_problems(body: dict) -> list[str]:
             if c["id"] == "privacy.lemma-checks" and not all(
                     x.get("status") in ("proved", "certified") for x in v.get("lemmas", {}).values()):
                 problems.append("privacy.lemma-checks passes with a lemma that is not proved")
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, AttributeError):
             problems.append(f"claim {c.get('id')} has malformed values")
     return problems
 

@@ -241,3 +241,25 @@ def test_duplicate_keys_in_a_certificate_are_refused(document, tmp_path):
         load_document(path)
     path.write_text(text)
     assert load_document(path)["sha256"] == document["sha256"]  # companion: the same without the duplicate
+
+
+@pytest.mark.parametrize("field, value", [("witness", -1), ("witness", "x"), ("witness", []), ("values", [1]),
+                                          ("values", "x"), ("values", 1.5)])
+@pytest.mark.parametrize("index", [0, -1])
+def test_a_claim_field_of_the_wrong_type_is_tampered_not_an_internal_error(document, field, value, index):
+    """The hostile campaign's find: a resealed certificate whose claim had ``"witness": -1`` made
+    ``--verify`` fail with an internal error (AttributeError on ``.get``), not a verdict."""
+    doc = copy.deepcopy(document)
+    doc["body"]["claims"][index][field] = value
+    doc["sha256"] = body_digest(doc["body"])
+    v = verify_document(doc)
+    assert v.status == "tampered" and v.problems
+
+
+@pytest.mark.parametrize("field, value", [("steps", 5), ("refusals", {}), ("globals", []), ("config", "x")])
+def test_a_body_field_of_the_wrong_type_is_tampered_not_an_internal_error(document, field, value):
+    doc = copy.deepcopy(document)
+    doc["body"][field] = value
+    doc["sha256"] = body_digest(doc["body"])
+    v = verify_document(doc)
+    assert v.status == "tampered" and any(field in p for p in v.problems), v.problems
