@@ -679,7 +679,7 @@ def test_real_subprocess_runs():
 # Property for every case, counted in RELEASE (printed by the slow test; every count but "cases"
 # must stay 0): no traceback, no process of ours left behind ("orphans"), and a refused command
 # (exit 2 / a typed error) changes no existing state or key file ("changed_by_refused") and
-# leaves no new state behind. Classes: one per attack of issue 28 that an input can mount (see
+# leaves no new state behind. Classes: one per attack on the release path that an input can mount (see
 # RELEASE_CLASSES; duplicate JSON keys are drawn in the --verify and serve classes).
 
 RELEASE: collections.Counter = collections.Counter()

@@ -263,3 +263,29 @@ def test_a_body_field_of_the_wrong_type_is_tampered_not_an_internal_error(docume
     doc["sha256"] = body_digest(doc["body"])
     v = verify_document(doc)
     assert v.status == "tampered" and any(field in p for p in v.problems), v.problems
+
+
+@pytest.mark.parametrize("claim_id, field, value", [
+    ("privacy.audit", "status", None), ("privacy.audit", "status", "passed"),
+    ("privacy.lemma-checks", "status", "proved"), ("privacy.exact-worst-case", "category", "accuracy"),
+    ("privacy.audit", "witness", {"kind": "record", "details": {}}), ("provenance", "status", "pass"),
+    ("privacy.audit", "extra", 1)])
+def test_an_external_claims_status_category_or_witness_kind_is_checked(document, claim_id, field, value):
+    """An unsigned, resealed certificate whose externally witnessed claim had its status set to None
+    (the verdict stays ``certified``: only ``fail`` and ``witness-unavailable`` refuse) read as
+    consistent; so did another category, witness kind or an extra field."""
+    doc = copy.deepcopy(document)
+    claim = next(c for c in doc["body"]["claims"] if c["id"] == claim_id)
+    claim[field] = value
+    doc["sha256"] = body_digest(doc["body"])
+    v = verify_document(doc)
+    assert v.status == "tampered" and any(claim_id in p for p in v.problems), v.problems
+
+
+@pytest.mark.parametrize("field, value", [("mode", "full"), ("mode", ["quick"]), ("format", "gtm-certificate/2")])
+def test_the_body_mode_and_format_are_checked(document, field, value):
+    doc = copy.deepcopy(document)
+    doc["body"][field] = value
+    doc["sha256"] = body_digest(doc["body"])
+    v = verify_document(doc)
+    assert v.status == "tampered" and any(field in p for p in v.problems), v.problems
