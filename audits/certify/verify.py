@@ -294,6 +294,8 @@ def bound_claim_problems(body: dict, stored: dict) -> list[str]:
             problems.append(f"claim {cid} has fields {sorted(c)}, this format has {sorted(CLAIM_KEYS)}")
         if c.get("category") != category or not isinstance(witness, dict) or witness.get("kind") != kind:
             problems.append(f"claim {cid}: category or witness kind is not this version's ({category}, {kind})")
+        if not isinstance(c.get("statement"), str) or not c["statement"]:
+            problems.append(f"claim {cid}: its statement is not a text")
         status = c.get("status")
         if not isinstance(status, str) or status not in STATUSES or (ext is None) != (status == "recorded"):
             problems.append(f"claim {cid}: status {status!r} is not one this version writes for it")
