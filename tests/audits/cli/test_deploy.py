@@ -128,7 +128,7 @@ def test_real_subprocess_one_line_error_and_exit_code(tmp_path):
     state = str(tmp_path / "s")
     assert _invoke(["deploy", "init", state, "--config", EXAMPLE]).exit_code == 0
     p = subprocess.run([sys.executable, "-m", "audits.cli", "deploy", "init", state, "--config", EXAMPLE],
-                       capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+                       capture_output=True, text=True, cwd=ROOT, env=env, timeout=120, start_new_session=True)
     assert p.returncode == 2 and p.stdout == ""
     assert p.stderr.count("\n") == 1 and "already exists" in p.stderr
 
