@@ -739,9 +739,12 @@ def _release_cli(args, *, env=None):
     """One CLI invocation, counted: exit 0/1/2, never a traceback, exit 2 is one line."""
     RELEASE["cases"] += 1
     r = RUNNER.invoke(cli, [str(a) for a in args], prog_name="gtm", env=env)
-    if "Traceback" in r.output or (r.exception is not None and not isinstance(r.exception, SystemExit)):
+    # an "internal error" line is gtm's last guard catching an unexpected exception: counted as a traceback
+    if "Traceback" in r.output or "internal error" in r.stderr or (
+            r.exception is not None and not isinstance(r.exception, SystemExit)):
         RELEASE["tracebacks"] += 1
     assert r.exception is None or isinstance(r.exception, SystemExit), (args, repr(r.exception))
+    assert "internal error" not in r.stderr, (args, r.stderr)
     assert r.exit_code in (0, 1, 2), (args, r.exit_code, r.output)
     if r.exit_code == 2:
         err = [ln for ln in r.stderr.splitlines() if ln.strip()]
