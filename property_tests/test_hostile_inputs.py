@@ -679,8 +679,8 @@ def test_real_subprocess_runs():
 # Property for every case, counted in RELEASE (printed by the slow test; every count but "cases"
 # must stay 0): no traceback, no process of ours left behind ("orphans"), and a refused command
 # (exit 2 / a typed error) changes no existing state or key file ("changed_by_refused") and
-# leaves no new state behind. A duplicate-key certificate is not a class here: the certificate
-# loader (json.loads, last key wins) does not refuse duplicate keys yet.
+# leaves no new state behind. Classes: one per attack on the release path that an input can mount (see
+# RELEASE_CLASSES; duplicate JSON keys are drawn in the --verify and serve classes).
 
 RELEASE: collections.Counter = collections.Counter()
 SCALE = int(os.environ.get("GTM_HOSTILE_SCALE", "90"))
@@ -739,9 +739,12 @@ def _release_cli(args, *, env=None):
     """One CLI invocation, counted: exit 0/1/2, never a traceback, exit 2 is one line."""
     RELEASE["cases"] += 1
     r = RUNNER.invoke(cli, [str(a) for a in args], prog_name="gtm", env=env)
-    if "Traceback" in r.output or (r.exception is not None and not isinstance(r.exception, SystemExit)):
+    # an "internal error" line is gtm's last guard catching an unexpected exception: counted as a traceback
+    if "Traceback" in r.output or "internal error" in r.stderr or (
+            r.exception is not None and not isinstance(r.exception, SystemExit)):
         RELEASE["tracebacks"] += 1
     assert r.exception is None or isinstance(r.exception, SystemExit), (args, repr(r.exception))
+    assert "internal error" not in r.stderr, (args, r.stderr)
     assert r.exit_code in (0, 1, 2), (args, r.exit_code, r.output)
     if r.exit_code == 2:
         err = [ln for ln in r.stderr.splitlines() if ln.strip()]
@@ -930,14 +933,22 @@ def _resealed(doc: dict, key=None, *, drop_signature: bool = True) -> dict:
     return doc
 
 
-def _edit_body(body: dict, draw) -> None:
-    """Change one value somewhere in the certificate body (a step's number, a claim's field, the config)."""
+def _edit_body(body: dict, draw) -> bool:
+    """Change one value somewhere in the certificate body (a step's number, a claim's field, the config).
+    True if the edit is of an external witness's record (the statement, values or witness of an
+    externally witnessed claim or of the provenance record): without a signature or --rerun, those
+    are checked for shape and self-consistency only (docs/deployment.md), so the edit may read as
+    consistent."""
+    from audits.certify.model import EXTERNAL_CLAIMS
+
     where = draw(st.sampled_from(["steps", "claims", "globals", "config", "verdict", "horizon"]))
     if where in ("steps", "claims") and body[where]:
         item = body[where][draw(st.integers(0, len(body[where]) - 1))]
         k = draw(st.sampled_from(sorted(item)))
         item[k] = draw(st.sampled_from([None, 0, -1, 1.5, "x", [], item[k] * 2 if isinstance(item[k], (int, float))
                                         and not isinstance(item[k], bool) else "changed"]))
+        return where == "claims" and isinstance(item.get("id"), str) and item["id"] in EXTERNAL_CLAIMS | {"provenance"} and k in (
+            "statement", "values", "witness")
     elif where == "globals" and body["globals"]:
         k = draw(st.sampled_from(sorted(body["globals"])))
         body["globals"][k] = draw(st.sampled_from([None, 0, "x", 1e9]))
@@ -947,6 +958,7 @@ def _edit_body(body: dict, draw) -> None:
         body["verdict"] = draw(st.sampled_from(["refused", "incomplete", "", None]))
     else:
         body["horizon"] = draw(st.sampled_from([4, 6, 0, None]))
+    return False
 
 
 def _certificate_init(draw) -> None:
@@ -1069,10 +1081,225 @@ def _co_state(draw) -> None:
         _check_refusal_kept(before, after, r.exit_code == 2, kind)
 
 
+VERIFY_MUTATIONS = ["original", "reformatted", "unsigned", "unsigned, resealed", "unsigned, edited, resealed",
+                    "edited", "edited, resealed", "edited, resigned by another key", "signature of another key",
+                    "key id edited", "verdict edited", "duplicate key", "duplicate key, same value",
+                    "horizon 1e12, resealed", "horizon 1e12, resigned by another key", "truncated"]
+
+
+def _duplicate_key_text(doc: dict, draw, *, same_value: bool) -> str:
+    """The certificate's JSON with one key repeated (in the document, the body or a claim): a reader
+    that keeps the last key sees ``changed``, a human or another parser the first value."""
+    where = draw(st.sampled_from(["document", "body", "claim"]))
+    obj = doc if where == "document" else doc["body"] if where == "body" else doc["body"]["claims"][0]
+    key = draw(st.sampled_from(sorted(obj)))
+    marker = "\u0000gtm-duplicate\u0000"
+    original = obj[key]
+    obj[key] = marker
+    text = json.dumps(doc)
+    obj[key] = original
+    value = json.dumps(original) if same_value else json.dumps("changed")
+    return text.replace(json.dumps(marker), f"{json.dumps(original)}, {json.dumps(key)}: {value}", 1)
+
+
+def _signer(doc: dict, fx: dict) -> str:
+    """Whose key the document's signature verifies with: "signer", "other" or "broken"."""
+    from audits.certify.model import canonical
+    from audits.certify.signing import load_public_key, signature_problem
+
+    raw = canonical(doc["body"]).encode("utf-8")
+    for name, pub in (("signer", fx["pub"]), ("other", fx["other_pub"])):
+        try:
+            if signature_problem(raw, doc["signature"], load_public_key(pub)) is None:
+                return name
+        except GTMError:
+            pass
+    return "broken"
+
+
+def _verify_certificate(draw) -> None:
+    """``gtm certify --verify CERT`` with no key, the signer's key or another key, with or without
+    ``--allow-unsigned``, on an unsigned, edited, re-signed, duplicate-key, truncated or
+    horizon-10^12 certificate: exit 0 only if the body is the signed original (``valid`` only with the
+    signer's key, ``unsigned`` only with --allow-unsigned); an edited body is never accepted, whatever
+    the key situation; a duplicate key is refused (exit 2); the work is bounded (10^12 is refused
+    before anything is re-derived)."""
+    fx = _release_fixture()
+    kind = draw(st.sampled_from(VERIFY_MUTATIONS))
+    key_choice = draw(st.sampled_from(["none", "signer", "other"]))
+    allow = draw(st.booleans())
+    doc = copy.deepcopy(fx["doc"])
+    text = None
+    record_edit = False
+    if kind == "unsigned":
+        doc.pop("signature", None)
+    elif kind == "unsigned, resealed":
+        doc = _resealed(doc)
+    elif kind == "unsigned, edited, resealed":
+        record_edit = _edit_body(doc["body"], draw)
+        doc = _resealed(doc)
+    elif kind.startswith("edited"):
+        record_edit = _edit_body(doc["body"], draw)
+        if kind == "edited, resealed":
+            doc = _resealed(doc, drop_signature=False)
+        elif kind == "edited, resigned by another key":
+            doc = _resealed(doc, fx["other_key"])
+    elif kind == "signature of another key":
+        doc = _resealed(doc, fx["other_key"])
+    elif kind == "key id edited":
+        doc["signature"]["key_id"] = "f" * 64
+    elif kind == "verdict edited":
+        doc["body"]["verdict"] = draw(st.sampled_from(["refused", "incomplete", "certified "]))
+    elif kind.startswith("duplicate key"):
+        text = _duplicate_key_text(doc, draw, same_value=kind.endswith("same value"))
+    elif kind.startswith("horizon 1e12"):
+        doc["body"]["horizon"] = 10**12
+        doc["body"]["config"]["stream"]["horizon"] = 10**12
+        doc = _resealed(doc, fx["other_key"] if "another key" in kind else None)
+    if text is None:
+        text = json.dumps(doc, indent=draw(st.sampled_from([None, 1, 4])))
+        if kind == "truncated":
+            text = text[: draw(st.integers(0, len(text) - 1))]
+    # the same body, to the type (0 is not 0.0: the digest and the re-derivation tell them apart)
+    original = (json.dumps(doc["body"], sort_keys=True) == json.dumps(fx["doc"]["body"], sort_keys=True)
+                and not kind.startswith("duplicate key") and kind != "truncated")
+    signer = None if "signature" not in doc else _signer(doc, fx)
+    with tempfile.TemporaryDirectory() as d:
+        cert = Path(d) / "cert.json"
+        cert.write_text(text)
+        args = ["certify", "--verify", cert, "--no-progress"]
+        if key_choice != "none":
+            args += ["--public-key", fx["pub"] if key_choice == "signer" else fx["other_pub"]]
+        if allow:
+            args.append("--allow-unsigned")
+        started = time.monotonic()
+        r = _release_cli(args)
+        assert time.monotonic() - started < 60, (kind, "verification not bounded")
+    if kind.startswith("duplicate key") or kind == "truncated":
+        assert r.exit_code == 2 and ("duplicate" in r.stderr or kind == "truncated"), (kind, r.output)
+    elif not original and record_edit and r.output.startswith("tampered"):
+        assert r.exit_code == 1, (kind, r.output)
+    elif not original and record_edit:  # read as consistent: the key situation decides, as below
+        if key_choice != "none" and key_choice == signer:
+            assert r.exit_code == 0 and r.output.startswith("valid"), (kind, r.output)
+        else:
+            assert signer is None or key_choice == "none", (kind, key_choice, signer, r.output)
+            assert r.output.startswith("unsigned") and r.exit_code == (0 if allow else 1), (kind, r.output)
+    elif not original:  # an edited or re-derivation-failing body: never accepted, whatever the key situation
+        assert r.exit_code == 1 and not r.output.startswith(("valid", "unsigned")), (kind, key_choice, r.output)
+        assert "consistent" not in r.output.splitlines()[0], (kind, r.output)
+    elif key_choice != "none" and key_choice == signer:
+        assert r.exit_code == 0 and r.output.startswith("valid"), (kind, r.output)
+        assert f"config sha256 {fx['doc']['body']['config_sha256']}, horizon 5" in r.output, r.output
+    elif key_choice != "none" and signer is not None:  # a signature the given key does not verify
+        assert r.exit_code == 1 and r.output.startswith("tampered"), (kind, key_choice, r.output)
+    else:  # no key, or no signature: consistent contents are unsigned, accepted only with --allow-unsigned
+        assert r.output.startswith("unsigned"), (kind, key_choice, r.output)
+        assert r.exit_code == (0 if allow else 1), (kind, key_choice, allow, r.output)
+
+
+UNCERTIFIED_CONFIGS = [(name, h) for name in ("default", "purified", "flipped", "unsafe_budget", "unsafe_purification",
+                                              "unsafe_vanishing_threshold") for h in (None, 50)]
+UNCERTIFIED_EDITS = [None, ("stream", "eps_t", 1e-300), ("stream", "eps_t", 1e-9), ("gtm", "beta", 0.999),
+                     ("gtm", "gamma", 1e-6), ("stream", "eps_t", 0.99)]
+_REFUSED: dict = {}
+
+
+def _certify_refuses(table: dict) -> bool:
+    """The oracle, memoised: does ``gtm certify`` refuse this configuration (or fail to plan it)?"""
+    from audits.certify.derive import derive
+    from gtm_core.errors import UnsupportedConfiguration
+
+    key = json.dumps(table, sort_keys=True)
+    if key not in _REFUSED:
+        try:
+            _REFUSED[key] = bool(derive(GTMConfig.from_dict(table)).refusals)
+        except UnsupportedConfiguration:
+            _REFUSED[key] = True
+    return _REFUSED[key]
+
+
+def _uncertified_init(draw) -> None:
+    """``gtm deploy init STATE CONFIG`` without a certificate on a configuration ``gtm certify``
+    refuses (the bundled unsafe examples, tiny eps_t, extreme beta or gamma): exit 2, no state or key
+    left; a configuration certify accepts deploys and says it is uncertified."""
+    import tomllib
+
+    name, horizon = draw(st.sampled_from(UNCERTIFIED_CONFIGS))
+    edit = draw(st.sampled_from(UNCERTIFIED_EDITS))
+    table = tomllib.loads((ROOT / "examples" / f"{name}.toml").read_text())
+    if horizon is not None:
+        table["stream"]["horizon"] = horizon
+    if edit is not None:
+        table.setdefault(edit[0], {})[edit[1]] = edit[2]
+    try:
+        GTMConfig.from_dict(table)
+    except GTMError:
+        refused = True  # not even a configuration: deploy init refuses it as bad input
+    else:
+        refused = _certify_refuses(table)
+    with tempfile.TemporaryDirectory() as d:
+        d = Path(d)
+        config = d / "cfg.toml"
+        config.write_text(tomli_w.dumps(table))
+        state = d / "dep.state"
+        before = _digests(d)
+        r = _release_cli(["deploy", "init", state, config, "--seed", "1"])
+        if refused:
+            assert r.exit_code == 2, (name, horizon, edit, r.output)
+            assert not state.exists() and not Path(f"{state}.key").exists(), (name, edit)
+        else:
+            assert r.exit_code == 0 and "uncertified" in r.output, (name, horizon, edit, r.output)
+        _check_refusal_kept(before, _digests(d), r.exit_code != 0, (name, edit))
+
+
+SERVE_LINES = ["[" * 100_000, "{" * 50_000, '{"p": [0.1], "n": 2, "seed": 1, "n": 3}', '{"p": [0.1], "n": 2, "p": [0.2]}',
+               "[" * 1000 + "]" * 1000, '{"p": [NaN], "n": 1}', '{"p": [Infinity], "n": 1}', '{"p": [1e999], "n": 1}',
+               "\udcff", "\x00", '{"p": "0.1", "n": 1}', '{"p": [0.1], "n": -1}', '{"p": [0.1], "n": 1e400}',
+               '{"p": [0.1], "n": 1000000000000}', '{"p": [2], "n": 1}', '{"p": [], "n": 1}', "null", "[]", '"x"',
+               '{"p": [0.1], "n": 1, "seed": -5}', '{"p": [0.1], "n": 1, "seed": 1e30}', "}{", '{"p": [0.1]',
+               '{"p": [0.1], "n": 1, "evaluations": true}', '{"p": [0.5, 0.5, 0.5], "n": 4, "seed": 2}']
+_SERVE: dict = {}
+
+
+def _serve_lines(draw) -> None:
+    """``python -m audits.serve``'s loop on hostile lines (deep nesting, duplicate keys, non-finite
+    numbers, wrong types, huge n, unpaired surrogates): one JSON answer per line, ``{"error": ...}``
+    for a bad one, never an exception, and the server keeps serving (a valid request after them is
+    answered)."""
+    import io
+
+    from audits.power.broken import variant
+    from audits.serve import handle, serve_json_lines
+
+    if not _SERVE:
+        _SERVE["plan"] = make_plan(GTMConfig.load(ROOT / "examples" / "default.toml"))
+        _SERVE["dep"] = variant("correct")
+    lines = draw(st.lists(st.sampled_from(SERVE_LINES) | st.text(max_size=40).filter(lambda x: "\n" not in x
+                                                                                     and "\r" not in x),
+                          min_size=1, max_size=6))
+    lines.append('{"p": [0.1, 0.2], "n": 3, "seed": 9}')
+    out = io.StringIO()
+    RELEASE["cases"] += 1
+    try:
+        serve_json_lines(lambda req: handle(_SERVE["plan"], _SERVE["dep"], req, "request"),
+                         stdin=io.StringIO("\n".join(lines) + "\n"), stdout=out)
+    except Exception:
+        RELEASE["tracebacks"] += 1
+        raise
+    answers = [json.loads(a) for a in out.getvalue().splitlines()]
+    assert len(answers) == sum(1 for ln in lines if ln.strip()), (lines, answers)
+    assert all(isinstance(a, dict) and set(a) in ({"error"}, {"halt"}, {"halt", "evaluations"}) for a in answers)
+    assert set(answers[-1]) == {"halt"} and len(answers[-1]["halt"]) == 3, answers[-1]
+
+
 RELEASE_CLASSES = {"python mechanism, wrong shape": _python_wrong_shape,
                    "command that cannot start": _not_startable,
                    "deploy init --certificate, unsigned / edited / mismatched": _certificate_init,
-                   "co state, symlinked / rolled back": _co_state}
+                   "co state, symlinked / rolled back": _co_state,
+                   "certify --verify, key situations / duplicate keys / horizon 1e12": _verify_certificate,
+                   "deploy init without a certificate, certify's refusals": _uncertified_init,
+                   "audits.serve, hostile lines": _serve_lines}
 
 
 def run_release_case(which: str, data) -> None:

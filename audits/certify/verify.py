@@ -42,8 +42,8 @@ from gtm_core.validation import is_real
 from proofs import cache as lemma_cache
 
 from .derive import derive
-from .model import (BODY_KEYS, CERT_FORMAT, CERT_SCHEMA, EXTERNAL_CLAIMS, SIGNED_DOCUMENT_KEYS, body_digest,
-                    canonical, verdict_of)
+from .model import (BODY_KEYS, CERT_FORMAT, CERT_SCHEMA, EXTERNAL, EXTERNAL_CLAIMS, SIGNED_DOCUMENT_KEYS,
+                    body_digest, canonical, verdict_of)
 from .model import WitnessContext
 from .progress import Progress
 from .provenance import library_versions
@@ -93,6 +93,9 @@ def shape_problems(doc: dict) -> list[str]:
     if set(body) != BODY_KEYS:
         problems.append(f"body fields differ from the format: extra {sorted(set(body) - BODY_KEYS)}, "
                         f"missing {sorted(BODY_KEYS - set(body))}")
+    for key, typ in (("steps", list), ("refusals", list), ("globals", dict), ("config", dict)):
+        if key in body and not isinstance(body[key], typ):
+            problems.append(f"body field {key!r} is not a JSON {typ.__name__}")
     claims = body.get("claims")
     if not isinstance(claims, list) or not all(isinstance(c, dict) for c in claims):
         problems.append("claims is not a list of objects")
@@ -241,10 +244,12 @@ def content_verdict(body: dict, progress: bool = False, *, rerun: bool = False, 
     for cid in sorted(bound):
         if cid not in stored_claims:
             problems.append(f"claim {cid} is missing")
-        elif (stored_claims[cid].get("values") or {}).get("config_sha256") != body["config_sha256"]:
+        elif not isinstance(values := stored_claims[cid].get("values"), dict) \
+                or values.get("config_sha256") != body["config_sha256"]:
             problems.append(f"claim {cid} is not bound to this configuration (config_sha256 differs or is absent)")
     _diff("refusals", body["refusals"], jsonable([r.to_dict() for r in refusals]), problems)
     numeric = bool(problems)
+    problems += bound_claim_problems(body, {cid: stored_claims[cid] for cid in bound if cid in stored_claims})
     problems += consistency_problems(body)
     verdict = _verdict_of(body)
     if verdict != body["verdict"]:
@@ -262,6 +267,42 @@ def content_verdict(body: dict, progress: bool = False, *, rerun: bool = False, 
         return "mismatched", ["made on a different platform or with different library versions; "
                               "re-derived numbers differ:"] + problems
     return "tampered", problems
+
+
+#: The statuses a claim can have (audits.certify.model's docstring).
+STATUSES = frozenset({"pass", "fail", "witness-unavailable", "not-applicable", "info", "recorded"})
+CLAIM_KEYS = frozenset({"id", "category", "statement", "values", "witness", "status"})
+_EXTERNAL_BY_ID = {c.id: c for c in EXTERNAL}
+
+
+def bound_claim_problems(body: dict, stored: dict) -> list[str]:
+    """What re-derivation cannot check about the externally witnessed claims and the provenance
+    record (``stored``: {id: stored claim}), checked against what this version writes: their fields,
+    category, witness kind and a known status (the verdict follows from the statuses), the body's
+    format and mode (the provenance's own), and the provenance record's version and seed."""
+    problems = []
+    prov = body["provenance"]
+    if body["format"] != CERT_FORMAT:
+        problems.append(f"body format {body['format']!r} is not {CERT_FORMAT!r}")
+    if body["mode"] not in ("quick", "full") or body["mode"] != prov.get("mode"):
+        problems.append(f"mode {body['mode']!r} is not the provenance's mode {prov.get('mode')!r}")
+    for cid, c in sorted(stored.items()):
+        ext = _EXTERNAL_BY_ID.get(cid)
+        category, kind = (ext.category, ext.kind) if ext is not None else ("provenance", "record")
+        witness = c.get("witness")
+        if set(c) != CLAIM_KEYS:
+            problems.append(f"claim {cid} has fields {sorted(c)}, this format has {sorted(CLAIM_KEYS)}")
+        if c.get("category") != category or not isinstance(witness, dict) or witness.get("kind") != kind:
+            problems.append(f"claim {cid}: category or witness kind is not this version's ({category}, {kind})")
+        if not isinstance(c.get("statement"), str) or not c["statement"]:
+            problems.append(f"claim {cid}: its statement is not a text")
+        status = c.get("status")
+        if not isinstance(status, str) or status not in STATUSES or (ext is None) != (status == "recorded"):
+            problems.append(f"claim {cid}: status {status!r} is not one this version writes for it")
+        if ext is None and isinstance(c.get("values"), dict) and (
+                c["values"].get("gtm_version") != prov.get("gtm_version") or c["values"].get("seed") != prov.get("seed")):
+            problems.append("claim provenance: its version or seed is not the provenance record's")
+    return problems
 
 
 def fails_within(config: GTMConfig, limit: int) -> bool:
@@ -288,9 +329,12 @@ def consistency_problems(body: dict) -> list[str]:
         if not isinstance(c, dict):
             problems.append("a claim is not an object")
             continue
-        st, v = c.get("status"), c.get("values") or {}
-        if not c.get("witness", {}).get("kind"):
+        st, v, w = c.get("status"), c.get("values") or {}, c.get("witness")
+        if not isinstance(w, dict) or not w.get("kind"):
             problems.append(f"claim {c.get('id')} names no witness")
+        if not isinstance(v, dict):
+            problems.append(f"claim {c.get('id')} has values that are not an object")
+            continue
         if st != "pass":
             continue
         try:
@@ -305,7 +349,7 @@ def consistency_problems(body: dict) -> list[str]:
             if c["id"] == "privacy.lemma-checks" and not all(
                     x.get("status") in ("proved", "certified") for x in v.get("lemmas", {}).values()):
                 problems.append("privacy.lemma-checks passes with a lemma that is not proved")
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, AttributeError):
             problems.append(f"claim {c.get('id')} has malformed values")
     return problems
 

@@ -36,8 +36,14 @@ class _Group(click.Group):
             with click.Context(self, info_name=kwargs.get("prog_name") or "gtm") as ctx:
                 click.echo(self.get_help(ctx))
             sys.exit(0)
+        standalone = kwargs["standalone_mode"]
         try:
-            return super().main(*args, **{**kwargs, "standalone_mode": False})
+            result = super().main(*args, **{**kwargs, "standalone_mode": False})
+            # click returns a raised Exit's code without standalone mode: exit with it, so that an
+            # in-process caller (CliRunner, a test) sees the same exit code as the shell
+            if standalone and isinstance(result, int) and result != 0:
+                sys.exit(result)
+            return result
         except click.exceptions.Abort:
             click.echo("gtm: error: aborted", err=True)
             sys.exit(EXIT_USAGE)

@@ -46,6 +46,9 @@ from .state import (
 
 
 logger = logging.getLogger("gtm_core.deployment")
+# a library logs only to handlers its application configures: without this, Python's last-resort
+# handler printed the warning to stderr, a second line beside `gtm: error: ...` (exit 2 is one line)
+logger.addHandler(logging.NullHandler())
 
 class Deployment(LockedStateHandle):
     """A GTM deployment whose state lives in a user-named file (see the module docstring).

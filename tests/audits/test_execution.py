@@ -164,7 +164,7 @@ def test_the_cli_exits_2_within_the_deadline_on_a_silent_scheduler(silent_server
         res = subprocess.run([sys.executable, "-m", "audits.cli", "audit", "--target",
                               f"{sys.executable} -m audits.serve examples/default.toml", "--epsilon", "1",
                               "--eps-t", "0.1", "--max-T", "3", "--seconds", "5", "--scheduler", where, "--quiet"],
-                             capture_output=True, text=True, timeout=120)
+                             capture_output=True, text=True, timeout=120, start_new_session=True)
         assert res.returncode == 2, res.stdout + res.stderr
         assert res.stderr.startswith("gtm: error:") and len(res.stderr.strip().splitlines()) == 1, res.stderr
         assert "cannot reach scheduler" in res.stderr

@@ -24,14 +24,14 @@ def test_handle_answers_and_errors():
 def test_server_over_a_pipe_keeps_running_after_bad_requests():
     lines = "\n".join(['{"p": [0.1], "n": 3, "seed": 2}', "not json", '{"p": [0.1], "n": 2, "seed": 2}']) + "\n"
     out = subprocess.run([sys.executable, "-m", "audits.serve", "examples/default.toml", "--broken", "no-step-noise"],
-                         input=lines, capture_output=True, text=True, timeout=120)
+                         input=lines, capture_output=True, text=True, timeout=120, start_new_session=True)
     answers = [json.loads(x) for x in out.stdout.splitlines()]
     assert len(answers[0]["halt"]) == 3 and "error" in answers[1] and len(answers[2]["halt"]) == 2
 
 
 def test_server_rejects_unknown_variant():
     out = subprocess.run([sys.executable, "-m", "audits.serve", "examples/default.toml", "--broken", "nope"],
-                         input="", capture_output=True, text=True, timeout=120)
+                         input="", capture_output=True, text=True, timeout=120, start_new_session=True)
     assert out.returncode == 2
 
 
@@ -39,7 +39,7 @@ def test_a_deeply_nested_line_is_an_error_answer_and_the_server_keeps_serving():
     """The attack: a line of 100 000 '[' crashed the server with a RecursionError traceback."""
     lines = "\n".join(["[" * 100_000, '{"p": [0.1], "n": 2, "seed": 1, "n": 3}', '{"p": [0.1], "n": 3, "seed": 2}']) + "\n"
     out = subprocess.run([sys.executable, "-m", "audits.serve", "examples/default.toml"], input=lines,
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, text=True, timeout=120, start_new_session=True)
     assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr[-400:]
     answers = [json.loads(x) for x in out.stdout.splitlines()]
     assert len(answers) == 3

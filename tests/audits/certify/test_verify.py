@@ -241,3 +241,51 @@ def test_duplicate_keys_in_a_certificate_are_refused(document, tmp_path):
         load_document(path)
     path.write_text(text)
     assert load_document(path)["sha256"] == document["sha256"]  # companion: the same without the duplicate
+
+
+@pytest.mark.parametrize("field, value", [("witness", -1), ("witness", "x"), ("witness", []), ("values", [1]),
+                                          ("values", "x"), ("values", 1.5)])
+@pytest.mark.parametrize("index", [0, -1])
+def test_a_claim_field_of_the_wrong_type_is_tampered_not_an_internal_error(document, field, value, index):
+    """The hostile campaign's find: a resealed certificate whose claim had ``"witness": -1`` made
+    ``--verify`` fail with an internal error (AttributeError on ``.get``), not a verdict."""
+    doc = copy.deepcopy(document)
+    doc["body"]["claims"][index][field] = value
+    doc["sha256"] = body_digest(doc["body"])
+    v = verify_document(doc)
+    assert v.status == "tampered" and v.problems
+
+
+@pytest.mark.parametrize("field, value", [("steps", 5), ("refusals", {}), ("globals", []), ("config", "x")])
+def test_a_body_field_of_the_wrong_type_is_tampered_not_an_internal_error(document, field, value):
+    doc = copy.deepcopy(document)
+    doc["body"][field] = value
+    doc["sha256"] = body_digest(doc["body"])
+    v = verify_document(doc)
+    assert v.status == "tampered" and any(field in p for p in v.problems), v.problems
+
+
+@pytest.mark.parametrize("claim_id, field, value", [
+    ("privacy.audit", "status", None), ("privacy.audit", "status", "passed"),
+    ("privacy.lemma-checks", "status", "proved"), ("privacy.exact-worst-case", "category", "accuracy"),
+    ("privacy.audit", "witness", {"kind": "record", "details": {}}), ("provenance", "status", "pass"),
+    ("privacy.audit", "extra", 1)])
+def test_an_external_claims_status_category_or_witness_kind_is_checked(document, claim_id, field, value):
+    """An unsigned, resealed certificate whose externally witnessed claim had its status set to None
+    (the verdict stays ``certified``: only ``fail`` and ``witness-unavailable`` refuse) read as
+    consistent; so did another category, witness kind or an extra field."""
+    doc = copy.deepcopy(document)
+    claim = next(c for c in doc["body"]["claims"] if c["id"] == claim_id)
+    claim[field] = value
+    doc["sha256"] = body_digest(doc["body"])
+    v = verify_document(doc)
+    assert v.status == "tampered" and any(claim_id in p for p in v.problems), v.problems
+
+
+@pytest.mark.parametrize("field, value", [("mode", "full"), ("mode", ["quick"]), ("format", "gtm-certificate/2")])
+def test_the_body_mode_and_format_are_checked(document, field, value):
+    doc = copy.deepcopy(document)
+    doc["body"][field] = value
+    doc["sha256"] = body_digest(doc["body"])
+    v = verify_document(doc)
+    assert v.status == "tampered" and any(field in p for p in v.problems), v.problems

@@ -128,9 +128,24 @@ def test_real_subprocess_one_line_error_and_exit_code(tmp_path):
     state = str(tmp_path / "s")
     assert _invoke(["deploy", "init", state, "--config", EXAMPLE]).exit_code == 0
     p = subprocess.run([sys.executable, "-m", "audits.cli", "deploy", "init", state, "--config", EXAMPLE],
-                       capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+                       capture_output=True, text=True, cwd=ROOT, env=env, timeout=120, start_new_session=True)
     assert p.returncode == 2 and p.stdout == ""
     assert p.stderr.count("\n") == 1 and "already exists" in p.stderr
+
+
+def test_real_subprocess_a_failed_step_is_one_line(tmp_path):
+    """A mechanism fault fails the deployment: exit 2 and exactly one line on stderr. The runner's
+    warning ("deployment ... failed at step 1") used to reach stderr through Python's last-resort
+    logging handler as a second line (in-process runs hid it: pytest captures logging)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    state = str(tmp_path / "s")
+    assert _invoke(["deploy", "init", state, "--config", EXAMPLE]).exit_code == 0
+    p = subprocess.run([sys.executable, "-m", "audits.cli", "deploy", "step", state, "--mechanism-cmd",
+                        f"{sys.executable} -c \"print(2)\"", "--timeout", "20"],
+                       capture_output=True, text=True, cwd=ROOT, env=env, timeout=120, start_new_session=True)
+    assert p.returncode == 2 and p.stdout == "", (p.returncode, p.stdout)
+    assert p.stderr.count("\n") == 1 and p.stderr.startswith("gtm: error: step 1:"), p.stderr
+    assert "now failed" in p.stderr
 
 
 def test_init_takes_config_as_an_argument_too(state):

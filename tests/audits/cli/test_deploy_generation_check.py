@@ -107,7 +107,7 @@ def test_gtm_killed_between_the_commit_and_the_record(logged, tmp_path):
     env = {**os.environ, "GTM_FAIL_RECORD_GEN": "3", "GTM_GENERATION_LOG": str(tmp_path / "generations.log")}
     out = subprocess.run([sys.executable, "-m", "audits.cli", "deploy", "step", str(logged), "--bernoulli", "0.0",
                           "--generation-check", check], cwd=ROOT, env=env, capture_output=True, text=True,
-                         timeout=120)
+                         timeout=120, start_new_session=True)
     assert out.returncode == -signal.SIGKILL, (out.returncode, out.stdout, out.stderr)
     assert body(logged)["steps_done"] == 1  # committed, never recorded
     log = (tmp_path / "generations.log").read_text().split()

@@ -39,7 +39,8 @@ def test_status_on_a_read_only_mount(deployed):
     d = str(deployed)
     script = (f"mount --bind {d} {d} && mount -o remount,ro,bind {d} && touch {d}/probe 2>/dev/null && exit 9; "
               f"{sys.executable} -m audits.cli deploy status {d}/s")
-    out = subprocess.run(["unshare", "-rm", "sh", "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(["unshare", "-rm", "sh", "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         start_new_session=True)
     assert out.returncode == 0, (out.returncode, out.stdout, out.stderr)
     assert "running" in out.stdout and "steps committed: 1 of horizon 1000" in out.stdout
     assert "read-only view: nothing was recovered or written" in out.stdout

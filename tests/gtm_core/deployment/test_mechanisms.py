@@ -107,7 +107,7 @@ def test_a_missing_program_is_refused_before_the_write_ahead_record(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     p = subprocess.run([sys.executable, "-m", "audits.cli", "deploy", "step", str(state),
                         "--mechanism-cmd", "/nonexistent"], capture_output=True, text=True,
-                       cwd=ROOT, env=env, timeout=120)
+                       cwd=ROOT, env=env, timeout=120, start_new_session=True)
     assert p.returncode == 2 and p.stdout == "" and p.stderr.count("\n") == 1
     assert "/nonexistent" in p.stderr and "Traceback" not in p.stderr
     assert state.read_bytes() == before  # nothing written: still running, same generation
@@ -168,14 +168,14 @@ def test_a_command_that_cannot_start_leaves_the_deployment_usable(tmp_path, whic
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     p = subprocess.run([sys.executable, "-m", "audits.cli", "deploy", "step", str(state),
                         "--mechanism-cmd", str(program)], capture_output=True, text=True,
-                       cwd=ROOT, env=env, timeout=120)
+                       cwd=ROOT, env=env, timeout=120, start_new_session=True)
     assert p.returncode == 2 and p.stdout == "" and p.stderr.count("\n") == 1, (p.returncode, p.stdout, p.stderr)
     assert "cannot start" in p.stderr and str(program) in p.stderr and "Traceback" not in p.stderr
     assert state.read_bytes() == before  # nothing written: still running, same generation
     good = f"{sys.executable} -c \"while True: print(-1)\""
     p = subprocess.run([sys.executable, "-m", "audits.cli", "deploy", "step", str(state),
                         "--mechanism-cmd", good], capture_output=True, text=True, cwd=ROOT, env=env,
-                       timeout=120)
+                       timeout=120, start_new_session=True)
     assert p.returncode == 0 and "step 1: continue" in p.stdout, (p.stdout, p.stderr)
     assert raw_body(state)["status"] == "running" and raw_body(state)["steps_done"] == 1
 

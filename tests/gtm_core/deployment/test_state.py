@@ -132,3 +132,22 @@ def test_a_fault_in_the_creating_write_leaves_the_certified_state_or_nothing(tmp
     with Deployment.create(p, CONFIG, seed=1, certificate=_record(CONFIG.digest())) as dep:
         assert dep.generation == 1
     assert S.read_certificate(p) == _record(CONFIG.digest())
+
+
+def test_a_state_with_a_duplicate_key_is_refused(tmp_path):
+    """A duplicate key in the body, its first copy forged: a last-key-wins reader (json.loads) saw the
+    genuine value, so the digest and the HMAC held, while a human or another parser saw the forgery."""
+    import json
+    import re
+
+    path = tmp_path / "d.state"
+    Deployment.create(path, CONFIG, seed=1).close()
+    text = path.read_text()
+    first = next(iter(json.loads(text)["body"]))
+    forged, n = re.subn(r'("body"\s*:\s*\{)', r'\1' + json.dumps(first) + ': "forged", ', text, count=1)
+    assert n == 1 and json.loads(forged)["body"] == json.loads(text)["body"]  # last key wins: the genuine body
+    path.write_text(forged)
+    os.chmod(path, 0o600)
+    with pytest.raises(S.StateError, match="corrupted"):
+        Deployment.open(path)
+    assert path.read_text() == forged  # refused, left untouched
