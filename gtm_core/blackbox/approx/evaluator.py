@@ -28,7 +28,7 @@ import numpy as np
 from ...errors import InvalidParameter
 from ...validation import check_real
 from .. import params as P
-from ..evaluator import BlackBoxEvaluator, EvaluatorConfig
+from ..evaluator import BlackBoxEvaluator, EvaluatorConfig, point_code
 from ..mechanisms import sample_tlap
 from .highdim import algorithm6_law, algorithm6_run
 from .onedim import Algorithm5Variant
@@ -147,6 +147,15 @@ class ApproxEvaluator:
             return {self.empty_point(): 1}
         return algorithm6_law(self.extended, self.oracle.depths(S, h), p.eps0, p.beta0, p.delta0,
                               self.config.constants.C, exact=exact, variant=self.variant)
+
+    def sample(self, S: Sequence, n: int, rng: np.random.Generator) -> dict:
+        """n independent outputs drawn from :meth:`law` (the same law as :meth:`run`, checked by a chi-square
+        test in tests/gtm_core/blackbox/approx/test_evaluator.py): {point code: count}."""
+        law = self.law(S)
+        keys = sorted(law)
+        p = np.array([law[k] for k in keys])
+        counts = rng.multinomial(int(n), p / p.sum())
+        return {point_code(k): int(c) for k, c in zip(keys, counts) if c}
 
     def law(self, S: Sequence) -> dict:
         """The full output law (float64): mixture over the cutoff law."""

@@ -14,7 +14,8 @@ Quality arithmetic is exact (:class:`fractions.Fraction`): q(S, j) and the thres
 computed without rounding; only the exponential weights are float64 or arb.
 
 Broken variants (power suite, docs/blackbox.md): ``level_epsilon="undivided"`` charges every level at
-eps' instead of eps'/(2H); ``gap_max_noise=False`` replaces GAP-MAX by the exact argmax.
+eps' instead of eps'/(2H); ``level_epsilon_factor`` multiplies every level's eps (a level charged at
+the wrong eps); ``gap_max_noise=False`` replaces GAP-MAX by the exact argmax.
 """
 
 from __future__ import annotations
@@ -55,14 +56,16 @@ class Algorithm5Variant:
 
     level_epsilon: str = "split"
     gap_max_noise: bool = True
+    level_epsilon_factor: float = 1.0
 
     def __post_init__(self):
         check_choice("level_epsilon", self.level_epsilon, LEVEL_EPSILON)
         check_bool("gap_max_noise", self.gap_max_noise)
+        check_positive("level_epsilon_factor", self.level_epsilon_factor)
 
     @property
     def is_paper(self) -> bool:
-        return self.level_epsilon == "split" and self.gap_max_noise
+        return self.level_epsilon == "split" and self.gap_max_noise and self.level_epsilon_factor == 1.0
 
 
 def _frac(x) -> Fraction:
@@ -198,6 +201,7 @@ def _budget(n, eps, beta, delta, variant, exact):
     e_l, _b_l, d_l = level_budget(eps, beta, delta, H)
     if variant.level_epsilon == "undivided":
         e_l = float(eps)
+    e_l = e_l * variant.level_epsilon_factor
     return H, (arb(e_l) if exact else e_l), d_l
 
 

@@ -56,3 +56,21 @@ def test_config_errors_name_the_field():
         ApproxConfig(0.5, 0.1, 1.0, ([0], [1]))
     with pytest.raises(InvalidParameter, match="constants"):
         ApproxConfig(0.5, 0.1, 0.1, ([0], [1]), constants={"C": 1})
+
+
+def test_literal_run_matches_law_and_power_companion():
+    """chi-square, alpha = 1e-3, seed 41 (n = 8: fast depths); companion: a law shifted by one grid point is rejected."""
+    from scipy import stats
+
+    ev = _ev()
+    S = [1, 2, 2, 3, 1, 2, 2, 1]
+    law = ev.law(S)
+    keys = sorted(law)
+    rng = np.random.default_rng(41)
+    draws = [ev.run(S, rng) for _ in range(2000)]
+    obs = np.array([sum(d == k for d in draws) for k in keys])
+    exp = np.array([law[k] for k in keys]) * len(draws)
+    assert stats.chisquare(obs, exp).pvalue > 1e-3
+    assert stats.chisquare(np.roll(obs, 1), exp).pvalue < 1e-3
+    counts = ev.sample(S, 5000, np.random.default_rng(42))
+    assert sum(counts.values()) == 5000
