@@ -27,7 +27,7 @@ import numpy as np
 from flint import arb
 
 from ...errors import InvalidParameter, UnsupportedConfiguration
-from ..geometry import as_point, in_hull
+from ..geometry import as_point, hull_2d, in_hull
 from .onedim import Algorithm5Variant, em_ball, em_float, algorithm5_law, algorithm5_run
 from .params import highdim_budget, highdim_margin, log_star
 
@@ -93,19 +93,20 @@ def induced_quality(points: Sequence, quality: dict, prefix: tuple, values: Sequ
     """Q_i(S, y) for y in values (Algorithm 6 line 8 via level sets, see the module docstring)."""
     m, levels = _levels(points, quality)
     d, i = len(points[0]), len(prefix)
+    if i + 1 > min(d, 2):
+        raise UnsupportedConfiguration("induced qualities are implemented for coordinates 1 and 2")
+    tests = []  # per level (descending t): a membership test for (prefix, y) in CH(proj_{<=i} L_t)
+    for t, L in levels:
+        if i == 0:
+            lo, hi = min(p[0] for p in L), max(p[0] for p in L)
+            tests.append((t, lambda x, lo=lo, hi=hi: lo <= x[0] <= hi))
+        else:
+            hull = hull_2d([p[:2] for p in L])
+            tests.append((t, lambda x, hull=hull: in_hull(x, hull)))
     out = []
     for y in values:
         x = prefix + (y,)
-        best = m
-        for t, L in levels:  # descending: the first hit is the max
-            proj = [p[:i + 1] for p in L]
-            if (i + 1 == 1 and min(p[0] for p in proj) <= x[0] <= max(p[0] for p in proj)) or \
-                    (i + 1 == 2 and in_hull(x, proj)):
-                best = t
-                break
-        out.append(best)
-    if d < i + 1:
-        raise AssertionError("prefix longer than the dimension")
+        out.append(next((t for t, test in tests if test(x)), m))  # descending: the first hit is the max
     return out
 
 
