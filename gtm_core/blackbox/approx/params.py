@@ -34,6 +34,7 @@ __all__ = [
     "advanced_composition_epsilon",
     "highdim_margin",
     "highdim_margin_as_printed",
+    "qco_margin_theorem32",
     "evaluator_budget",
     "depth_margin",
     "gap_max_requirement",
@@ -135,6 +136,16 @@ def highdim_margin(eps, beta, delta, d: int, H: int, C, *, dps: int | None = Non
         e, b, dl = m.num(eps), m.num(beta), m.num(delta)
         return (m.num(C) * m.num(d) ** m.num(1.5) * m.num(8) ** H * H * m.sqrt(2 * m.log(2 / dl)) / e
                 * m.log(16 * (d * H) ** 2 / (b * dl)))
+
+
+def qco_margin_theorem32(eps, beta, delta, d: int, H: int, C, *, dps: int | None = None):
+    """Theorem 3.2 / 4.9's rendering: C d^1.5 8^H H sqrt(log(1/delta)) / eps * log(d H / (beta delta))
+    (kept to pin that Theorem G.4's form, which Algorithm 6 uses, is the larger, conservative one)."""
+    m = backend(dps)
+    with m.context():
+        e, b, dl = m.num(eps), m.num(beta), m.num(delta)
+        return (m.num(C) * m.num(d) ** m.num(1.5) * m.num(8) ** H * H * m.sqrt(m.log(1 / dl)) / e
+                * m.log(d * H / (b * dl)))
 
 
 def highdim_margin_as_printed(eps, beta, delta, d: int, H: int, C, *, dps: int | None = None):

@@ -69,3 +69,13 @@ def test_privacy_parameters_name_what_privacy_does_not_depend_on():
     assert "C" in out["independent_of"] and "gap_max_constant" in out["independent_of"]
     with pytest.raises(InvalidParameter, match="delta"):
         A.privacy_parameters(0.5, 1.0, d=2)
+
+
+@pytest.mark.parametrize("delta", ["1e-12", "1e-6", "0.1", "0.49"])
+@pytest.mark.parametrize("d,H", [(1, 1), (2, 3), (3, 5)])
+def test_erratum_theorem32_rendering_is_below_theorem_g4(delta, d, H):
+    """Theorems 3.2/4.9 print sqrt(log(1/delta)) and log(d log*/(beta delta)); Theorem G.4 (proved, and what
+    Algorithm 6 sets) has sqrt(2 log(2/delta)) and log(16 (d log*)^2/(beta delta)) - larger, so we use G.4."""
+    a = A.highdim_margin("0.5", "0.1", delta, d, H, 1, dps=40)
+    b = A.qco_margin_theorem32("0.5", "0.1", delta, d, H, 1, dps=40)
+    assert a > b
