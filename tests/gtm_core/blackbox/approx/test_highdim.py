@@ -109,6 +109,38 @@ def test_setup_and_errors():
     with pytest.raises(InvalidParameter, match="epsilon"):
         setup(Y, 1.5, 0.1, 1e-6, 160)
     with pytest.raises(UnsupportedConfiguration, match="d="):
-        setup([(F(0),) * 3, (F(1),) * 3], 0.5, 0.1, 1e-6, 160)
+        setup([(F(0),) * 4, (F(1),) * 4], 0.5, 0.1, 1e-6, 160)
     with pytest.raises(InvalidParameter, match="one value per domain point"):
         algorithm6_law(Y, [1, 2], 0.5, 0.1, 0.1, 1)
+
+
+def test_line_interval_3d_against_an_lp_oracle():
+    """d = 3: the vertical line through (x, y) cut by CH(P), exact, against scipy's LP (float, tolerance 1e-9)."""
+    from scipy.optimize import linprog
+
+    from gtm_core.blackbox.approx.highdim import line_interval_3d
+
+    rng = np.random.default_rng(51)
+    for _ in range(40):
+        P = [tuple(F(int(v)) for v in rng.integers(0, 5, 3)) for _ in range(int(rng.integers(1, 9)))]
+        xy = (F(int(rng.integers(0, 9)), 2), F(int(rng.integers(0, 9)), 2))
+        got = line_interval_3d(P, xy)
+        A = np.array([[float(p[0]) for p in P], [float(p[1]) for p in P], [1.0] * len(P)])
+        b = np.array([float(xy[0]), float(xy[1]), 1.0])
+        z = np.array([float(p[2]) for p in P])
+        lo = linprog(z, A_eq=A, b_eq=b, bounds=(0, None))
+        if not lo.success:
+            assert got is None
+            continue
+        hi = linprog(-z, A_eq=A, b_eq=b, bounds=(0, None))
+        assert got is not None and abs(float(got[0]) - lo.fun) < 1e-9 and abs(float(got[1]) + hi.fun) < 1e-9
+
+
+def test_algorithm6_runs_in_three_dimensions():
+    Y3 = [(F(i), F(j), F(k)) for i in range(2) for j in range(2) for k in range(2)] + [(F(1, 2),) * 3]
+    Q = [0, 1, 1, 0, 1, 0, 0, 1, 3]
+    law = algorithm6_law(Y3, Q, 0.9, 0.1, 0.1, 1e-3)
+    assert abs(sum(law.values()) - 1) < 1e-12 and all(len(y) == 3 for y in law)
+    rng = np.random.default_rng(52)
+    draws = [algorithm6_run(Y3, Q, 0.9, 0.1, 0.1, 1e-3, rng) for _ in range(200)]
+    assert all(y in law for y in draws)
