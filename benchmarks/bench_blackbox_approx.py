@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from audits.bench.blackbox_utility import load_goog
+from audits.cli.blackbox import goog_with_volume
 from gtm_core.blackbox.approx.compare import run_comparison, write_comparison
 
 
@@ -22,7 +22,7 @@ def main(argv=None):
     ap.add_argument("--seconds", type=float, default=900.0)
     ap.add_argument("--delta", type=float, default=1e-6)
     a = ap.parse_args(argv)
-    res = run_comparison(load_goog(), seed=a.seed, runs=a.runs, seconds=a.seconds, delta=a.delta,
+    res = run_comparison(goog_with_volume(), seed=a.seed, runs=a.runs, seconds=a.seconds, delta=a.delta,
                          progress=lambda m: print(m, file=sys.stderr))
     res["command"] = (f"python -m benchmarks.bench_blackbox_approx --runs {a.runs} --seed {a.seed} "
                       f"--delta {a.delta:g}")

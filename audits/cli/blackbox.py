@@ -126,6 +126,19 @@ def make_evaluator(config_path, epsilon, beta, domain, grid, grid2, function, de
     return variant_evaluator(base, variant)
 
 
+def goog_with_volume():
+    """matplotlib's bundled goog.npz as (return %, range %, standardised log volume) rows (the approximate-DP
+    comparison's data; the first two columns are :func:`audits.bench.blackbox_utility.load_goog`)."""
+    import numpy as np
+    from matplotlib import cbook
+
+    from ..bench.blackbox_utility import load_goog
+
+    with cbook.get_sample_data("goog.npz") as f:
+        vol = np.log(f["price_data"]["volume"].astype(float))
+    return np.column_stack([load_goog(), (vol - vol.mean()) / vol.std()])
+
+
 def _approx_summary(ev) -> str:
     p = ev.params
     return (f"eps={p.epsilon:g} delta={p.delta:g} beta={p.beta:g} |Y~|={p.M} H=log*|Y~|={p.H} K={p.K} R={p.R:.4f} "
@@ -474,12 +487,10 @@ def bench_cmd(seconds, runs, seed, out_dir, json_path, privacy, delta):
         from gtm_core.blackbox.approx.compare import run_comparison, write_comparison
         from gtm_core.validation import check_open_unit
 
-        from ..bench.blackbox_utility import load_goog
-
         if delta is None:
             raise UsageFailure("--privacy approximate needs --delta D with D in (0, 1)")
         check_open_unit("--delta", delta)
-        result = run_comparison(load_goog(), seed=seed, runs=runs, seconds=seconds, delta=delta,
+        result = run_comparison(goog_with_volume(), seed=seed, runs=runs, seconds=seconds, delta=delta,
                                 progress=lambda m: click.echo(m, err=True))
         result["command"] = f"gtm blackbox bench --privacy approximate --delta {delta:g} --runs {runs} --seed {seed}"
         paths = write_comparison(result, d)

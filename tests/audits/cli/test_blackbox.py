@@ -152,3 +152,25 @@ def test_approximate_bad_input_one_line_exit_2(args, msg):
     r = gtm(*args)
     assert r.returncode == 2 and msg in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert "Traceback" not in r.stderr and r.stdout == ""
+
+
+def test_approximate_bench_writes_what_it_computed(tmp_path, monkeypatch):
+    """Wiring only (the real comparison takes minutes; benchmarks/results/blackbox_approx.md is its output)."""
+    from gtm_core.blackbox.approx import compare
+
+    seen = {}
+
+    def fake(data, **kw):
+        seen.update(kw, shape=data.shape)
+        return {"cases": [], "crossover": [], "skipped": [], "seconds": 0.1, "epsilon": 0.9, "delta": kw["delta"],
+                "beta": 0.1}
+
+    monkeypatch.setattr(compare, "run_comparison", fake)
+    monkeypatch.setattr(compare, "write_comparison", lambda res, d: [])
+    out = tmp_path / "b.json"
+    r = gtm("bench", "--privacy", "approximate", "--delta", "1e-6", "--runs", "10", "--seconds", "1", "--out",
+            str(tmp_path), "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    res = json.loads(out.read_text())
+    assert res["delta"] == 1e-6 and "--privacy approximate --delta 1e-06" in res["command"]
+    assert seen["shape"][1] == 3 and seen["runs"] == 10

@@ -37,3 +37,21 @@ def test_crossover_is_the_first_size_where_approx_wins(d, C):
         lambda_pure(x * (1 - mpmath.mpf(10) ** -6), d, 0.9, 0.1)
     if C == 160.0:
         assert c["log10M"] > 1e9  # never at a runnable size
+
+
+def test_direction_depth_is_a_valid_qco_quality():
+    """Sensitivity 1 under adding a record, and quasi-concave along segments (random instances, seed 61)."""
+    import numpy as np
+
+    from gtm_core.blackbox.approx.compare import direction_depth, directions_3d
+
+    rng = np.random.default_rng(61)
+    D = directions_3d()
+    for _ in range(50):
+        P = rng.normal(size=(int(rng.integers(3, 30)), 3))
+        a, b = rng.normal(size=3), rng.normal(size=3)
+        extra = np.vstack([P, rng.normal(size=(1, 3))])
+        assert 0 <= direction_depth(extra, a, D) - direction_depth(P, a, D) <= 1
+        lo = min(direction_depth(P, a, D), direction_depth(P, b, D))
+        for t in np.linspace(0, 1, 7):
+            assert direction_depth(P, t * a + (1 - t) * b, D) >= lo
