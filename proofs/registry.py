@@ -41,6 +41,7 @@ MODULES = [
     "bb_theorem27",
     "bb_tlap",
     "bb_expmech",
+    "bb_approx",
 ]
 
 

@@ -1,10 +1,12 @@
-"""`gtm blackbox`: the private black-box evaluator (Algorithm 4) - evaluate, exact law, audit, bench.
+"""`gtm blackbox`: the private black-box evaluator (Algorithm 4; Algorithm 2 with --privacy approximate
+--delta D) - evaluate, exact law, audit, bench.
 
     gtm blackbox evaluate --data D.csv --columns price --function median --grid 0:100:41 --epsilon 1 --beta 0.1
     gtm blackbox exact    --data small.json --function median --domain 0,1,2,3,4 --epsilon 2 --beta 0.1
     gtm blackbox audit    --function median --domain 0,1,2,3,4 --epsilon 2 --beta 0.1 [--target CMD] [--variant V]
     gtm blackbox serve    --function median --domain 0,1,2,3,4 --epsilon 2 --beta 0.1 [--variant V] [--json PATH]
     gtm blackbox bench    [--seconds 300] [--out benchmarks/results] [--json PATH]
+    gtm blackbox evaluate --privacy approximate --delta 1e-6 --epsilon 0.9 --beta 0.1 ...   (Algorithm 2)
 
 Verbs are sub-commands of `blackbox` (the GTM verbs `exact`, `audit`, `bench` keep their meaning).
 Exit codes: 0 ok, 1 a check failed (exact loss above the claim, audit violation), 2 bad input
@@ -85,24 +87,62 @@ def evaluator_options(fn):
                      help="median | mean | slope | tukey-center | module:callable"),
         click.option("--depth-method", default="auto", show_default=True,
                      type=click.Choice(["auto", "enumeration", "monotone"])),
+        click.option("--privacy", default="pure", show_default=True, type=click.Choice(["pure", "approximate"]),
+                     help="pure: Algorithm 4 (eps, 0); approximate: Algorithm 2 (eps, delta), eps in (0, 1)"),
+        click.option("--delta", type=float, default=None, help="delta in (0, 1) (with --privacy approximate)"),
+        click.option("--constant-c", "constant_c", type=float, default=160.0, show_default=True,
+                     help="Algorithm 2's universal constant C (privacy holds for every C > 0; utility claimed "
+                          "only for C >= 160)"),
     ]
     for o in reversed(opts):
         fn = o(fn)
     return fn
 
 
-def make_evaluator(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, variant="correct"):
+def make_evaluator(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, variant="correct",
+                   privacy="pure", delta=None, constant_c=160.0):
     from gtm_core.blackbox import BlackBoxEvaluator
 
     from ..power.blackbox import variant_evaluator
 
+    if privacy == "pure" and delta is not None:
+        raise UsageFailure("--delta needs --privacy approximate (Algorithm 4 is pure DP)")
+    if privacy == "approximate" and delta is None:
+        raise UsageFailure("--privacy approximate needs --delta D with D in (0, 1)")
     cfg = build_config(config_path, epsilon, beta, domain, grid, grid2)
     f, monotone = build_function(function, cfg)
     if depth_method == "monotone" and monotone is False:
         raise UsageFailure(f"--depth-method monotone needs a monotone 1-D function (median, mean), not {function!r}")
-    base = BlackBoxEvaluator(cfg, f, depth_method=depth_method if (depth_method != "auto" or not monotone)
-                             else "auto")
+    method = depth_method if (depth_method != "auto" or not monotone) else "auto"
+    if privacy == "approximate":
+        from gtm_core.blackbox.approx.evaluator import ApproxConfig, ApproxEvaluator
+        from gtm_core.blackbox.approx.params import ApproxConstants
+
+        from ..power.blackbox import approx_variant_evaluator
+
+        acfg = ApproxConfig(cfg.epsilon, delta, cfg.beta, cfg.domain, ApproxConstants(C=constant_c))
+        return approx_variant_evaluator(ApproxEvaluator(acfg, f, depth_method=method), variant)
+    base = BlackBoxEvaluator(cfg, f, depth_method=method)
     return variant_evaluator(base, variant)
+
+
+def goog_with_volume():
+    """matplotlib's bundled goog.npz as (return %, range %, standardised log volume) rows (the approximate-DP
+    comparison's data; the first two columns are :func:`audits.bench.blackbox_utility.load_goog`)."""
+    import numpy as np
+    from matplotlib import cbook
+
+    from ..bench.blackbox_utility import load_goog
+
+    with cbook.get_sample_data("goog.npz") as f:
+        vol = np.log(f["price_data"]["volume"].astype(float))
+    return np.column_stack([load_goog(), (vol - vol.mean()) / vol.std()])
+
+
+def _approx_summary(ev) -> str:
+    p = ev.params
+    return (f"eps={p.epsilon:g} delta={p.delta:g} beta={p.beta:g} |Y~|={p.M} H=log*|Y~|={p.H} K={p.K} R={p.R:.4f} "
+            f"lambda={p.locality} C={ev.config.constants.C:g}")
 
 
 @click.group("blackbox")
@@ -123,9 +163,9 @@ def command():
 @click.option("--seed", type=int, default=None, help="seed (tests only; default: fresh OS entropy)")
 @click.option("--json", "json_path", default=None)
 @guard
-def evaluate_cmd(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, data, columns, runs, seed,
-                 json_path):
-    """Run Algorithm 4 on a dataset and print the private output(s)."""
+def evaluate_cmd(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, privacy, delta, constant_c,
+                 data, columns, runs, seed, json_path):
+    """Run Algorithm 4 (or Algorithm 2 with --privacy approximate) on a dataset and print the private output(s)."""
     import numpy as np
 
     out = check_writable(json_path, protected=(data, config_path))
@@ -134,8 +174,23 @@ def evaluate_cmd(config_path, epsilon, beta, domain, grid, grid2, function, dept
     if seed is not None and seed < 0:
         raise UsageFailure(f"--seed must be >= 0, got {seed}")
     S = read_dataset(data, columns, function)
-    ev = make_evaluator(config_path, epsilon, beta, domain, grid, grid2, function, depth_method)
+    ev = make_evaluator(config_path, epsilon, beta, domain, grid, grid2, function, depth_method,
+                        privacy=privacy, delta=delta, constant_c=constant_c)
     rng = np.random.default_rng(seed)
+    if privacy == "approximate":
+        outputs = [[float(c) for c in ev.run(S, rng)] for _ in range(runs)]
+        payload = {"outputs": outputs, "n_records": len(S), "config": ev.config.to_dict(),
+                   "parameters": ev.params.to_dict(), "privacy": "approximate", "seed": seed,
+                   "note": "Algorithm 2 (Theorem 2.6), float64 reference sampler; (eps, delta) holds for every C, "
+                           "the convex-hull utility only where Theorem G.4's constant is met" +
+                           ("; seeded run: not for deployment" if seed is not None else "")}
+        write_json(out, payload)
+        for o in outputs[:20]:
+            click.echo(",".join(f"{c:g}" for c in o))
+        if len(outputs) > 20:
+            click.echo(f"... {len(outputs)} outputs")
+        click.echo(f"{_approx_summary(ev)} n={len(S)}", err=True)
+        return
     idx = ev.sample(S, runs, rng) if runs > 1 else np.array([ev.extended.index(ev.run(S, rng))])
     outputs = [[float(c) for c in ev.extended[i]] for i in idx]
     p = ev.params
@@ -166,9 +221,10 @@ def evaluate_cmd(config_path, epsilon, beta, domain, grid, grid2, function, dept
 @click.option("--json", "json_path", default=None)
 @click.option("--report", "report_path", default=None, help="Markdown report (+ PNG plot next to it)")
 @guard
-def exact_cmd(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, data, columns, variant,
-              min_probability, json_path, report_path):
-    """Exact output law on the dataset and on every S minus one record; certified loss vs the claim."""
+def exact_cmd(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, privacy, delta, constant_c,
+              data, columns, variant, min_probability, json_path, report_path):
+    """Exact output law on the dataset and on every S minus one record; certified loss (pure) or certified
+    hockey-stick delta(eps) (--privacy approximate) vs the claim."""
     from gtm_core.blackbox.exact import neighbours_remove_one, output_law, pair_loss
 
     out = check_writable(json_path, protected=(data, config_path))
@@ -176,7 +232,12 @@ def exact_cmd(config_path, epsilon, beta, domain, grid, grid2, function, depth_m
     if rep is not None:
         check_writable(rep.with_suffix(".png"), "--report (its plot)", protected=(data, config_path, json_path))
     S = tuple(read_dataset(data, columns, function))
-    ev = make_evaluator(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, variant)
+    ev = make_evaluator(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, variant,
+                        privacy=privacy, delta=delta, constant_c=constant_c)
+    if privacy == "approximate":
+        if rep is not None:
+            raise UsageFailure("--report is implemented for --privacy pure only")
+        _exact_approx(ev, S, variant, out)
     law = output_law(ev, S)
     rows = []
     for T in neighbours_remove_one(S):
@@ -199,6 +260,35 @@ def exact_cmd(config_path, epsilon, beta, domain, grid, grid2, function, depth_m
         _exact_report(rep, payload, ev)
     click.echo(f"exact law of Algorithm 4 ({variant}) on n={len(S)}: max loss over {len(rows)} ordered pairs in "
                f"[{worst['loss_lower']:.6f}, {worst['loss_upper']:.6f}] vs claim eps={claim:g}: "
+               f"{'certified <= claim' if certified else 'ABOVE the claim' if above else 'undecided'}")
+    sys.exit(EXIT_OK if certified else EXIT_CHECK_FAILED)
+
+
+def _exact_approx(ev, S: tuple, variant: str, out) -> None:
+    from gtm_core.blackbox.approx.exact import approx_output_law, pair_delta
+    from gtm_core.blackbox.evaluator import point_code
+    from gtm_core.blackbox.exact import neighbours_remove_one
+
+    if len(S) < 2:
+        raise UsageFailure("--privacy approximate exact needs a dataset with at least 2 records")
+    law = approx_output_law(ev, S)
+    p = ev.params
+    rows = []
+    for T in neighbours_remove_one(S):
+        pd = pair_delta(ev, S, T, p.epsilon)
+        rows.append({"from_size": len(S), "to_size": len(T), "delta_lower": pd.lower, "delta_upper": pd.upper})
+    worst = max(rows, key=lambda r: r["delta_upper"])
+    certified = worst["delta_upper"] <= p.delta
+    above = worst["delta_lower"] > p.delta
+    payload = {"privacy": "approximate", "variant": variant, "claim_epsilon": p.epsilon, "claim_delta": p.delta,
+               "certified_delta_at_most_claim": certified, "delta_above_claim": above,
+               "max_delta_lower": worst["delta_lower"], "max_delta_upper": worst["delta_upper"],
+               "law": {point_code(y): float(v.mid()) for y, v in sorted(law.probabilities.items())},
+               "h_law": {str(k): float(v.mid()) for k, v in law.h_law}, "pairs": rows,
+               "parameters": p.to_dict(), "method": "python-flint arb balls (128 bits), hockey-stick delta(eps)"}
+    write_json(out, payload)
+    click.echo(f"exact law of Algorithm 2 ({variant}) on n={len(S)}: max delta({p.epsilon:g}) over {len(rows)} "
+               f"pairs in [{worst['delta_lower']:.6g}, {worst['delta_upper']:.6g}] vs claim delta={p.delta:g}: "
                f"{'certified <= claim' if certified else 'ABOVE the claim' if above else 'undecided'}")
     sys.exit(EXIT_OK if certified else EXIT_CHECK_FAILED)
 
@@ -239,9 +329,10 @@ def _exact_report(path: Path, payload: dict, ev) -> None:
 @click.option("--timeout", type=float, default=60.0, show_default=True)
 @click.option("--json", "json_path", default=None)
 @guard
-def audit_cmd(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, target_cmd, variant, data,
-              columns, claim, seconds, max_samples, seed, confidence, timeout, json_path):
-    """Statistical audit of an evaluator on neighbouring datasets it searches itself."""
+def audit_cmd(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, privacy, delta, constant_c,
+              target_cmd, variant, data, columns, claim, seconds, max_samples, seed, confidence, timeout, json_path):
+    """Statistical audit of an evaluator on neighbouring datasets it searches itself (--privacy approximate:
+    the approximate-DP audit of Algorithm 2 at its (eps, delta))."""
     import numpy as np
 
     from ..power.blackbox import audit_evaluator, candidate_pairs, crossing_sizes, refine_pair
@@ -254,8 +345,12 @@ def audit_cmd(config_path, epsilon, beta, domain, grid, grid2, function, depth_m
         raise UsageFailure(f"--confidence must be in (0, 1), got {confidence!r}")
     if seed < 0:
         raise UsageFailure(f"--seed must be >= 0, got {seed}")
-    ev = make_evaluator(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, variant)
+    ev = make_evaluator(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, variant,
+                        privacy=privacy, delta=delta, constant_c=constant_c)
     eps_claim = ev.params.epsilon if claim is None else claim
+    if privacy == "approximate":
+        _audit_approx(ev, data, columns, function, eps_claim, seed, confidence, seconds, target_cmd, out)
+        return
     if data is not None:
         S = read_dataset(data, columns, function)
         enc = lambda r: list(r) if isinstance(r, tuple) else r  # noqa: E731
@@ -286,6 +381,35 @@ def audit_cmd(config_path, epsilon, beta, domain, grid, grid2, function, depth_m
     sys.exit(EXIT_CHECK_FAILED if res.violation else EXIT_OK)
 
 
+def _audit_approx(ev, data, columns, function, eps_claim, seed, confidence, seconds, target_cmd, out) -> None:
+    from ..power.blackbox import audit_approx_evaluator
+
+    if target_cmd:
+        raise UsageFailure("--target is implemented for --privacy pure only (the approximate audit runs in-process)")
+    pairs = None
+    if data is not None:
+        S = read_dataset(data, columns, function)
+        enc = lambda r: list(r) if isinstance(r, tuple) else r  # noqa: E731
+        pairs = [({"dataset": [enc(r) for r in S]}, {"dataset": [enc(r) for r in S[:i] + S[i + 1:]]})
+                 for i in sorted({S.index(r) for r in S})]
+    elif ev.config.d != 1:
+        raise UsageFailure("without --data the auditor searches datasets of domain values (d = 1 only)")
+    universe = [p[0] for p in ev.config.domain]
+    res = audit_approx_evaluator(ev, universe, epsilon=eps_claim, seed=seed, confidence=confidence, pairs=pairs,
+                                 seconds=seconds)
+    payload = res.to_dict()
+    write_json(out, payload)
+    w = payload.get("witness") or {}
+    click.echo(f"verdict: {res.verdict}")
+    click.echo(f"(eps, delta) claimed: ({eps_claim:g}, {res.delta_claimed:g})   delta lower bound "
+               f"({confidence:g} confidence): {res.delta_lower_bound:.4f}")
+    if w:
+        click.echo(f"witness: |S|={len(w['input']['dataset'])} vs |S'|={len(w['input_prime']['dataset'])}, "
+                   f"outputs {w['event_outputs'][:6]}")
+    click.echo(f"samples: {payload['samples']:,} in {payload['seconds']:.1f} s")
+    sys.exit(EXIT_CHECK_FAILED if res.violation else EXIT_OK)
+
+
 # ---------------------------------------------------------------------------------------------
 # serve (the finite-output protocol, for subprocess audits)
 # ---------------------------------------------------------------------------------------------
@@ -297,15 +421,17 @@ def audit_cmd(config_path, epsilon, beta, domain, grid, grid2, function, depth_m
 @click.option("--json", "json_path", default=None,
               help="when stdin ends, write a summary here: requests answered, error answers, parameters")
 @guard
-def serve_cmd(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, variant, json_path):
-    """Serve Algorithm 4 over the finite-output JSON-lines protocol (input {"dataset": [...]})."""
+def serve_cmd(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, privacy, delta, constant_c,
+              variant, json_path):
+    """Serve Algorithm 4 (or Algorithm 2) over the finite-output JSON-lines protocol (input {"dataset": [...]})."""
     from gtm_core.errors import GTMError, InvalidParameter
 
-    from ..power.blackbox import evaluator_target
+    from ..power.blackbox import approx_evaluator_target, evaluator_target
 
     out = check_writable(json_path, protected=(config_path,))
-    ev = make_evaluator(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, variant)
-    target = evaluator_target(ev)
+    ev = make_evaluator(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, variant,
+                        privacy=privacy, delta=delta, constant_c=constant_c)
+    target = approx_evaluator_target(ev) if privacy == "approximate" else evaluator_target(ev)
     answered = errors = 0
     for line in sys.stdin:
         line = line.strip()
@@ -339,17 +465,39 @@ def serve_cmd(config_path, epsilon, beta, domain, grid, grid2, function, depth_m
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--out", "out_dir", default="benchmarks/results", show_default=True)
 @click.option("--json", "json_path", default=None, help="also write the machine-readable result here")
+@click.option("--privacy", default="pure", show_default=True, type=click.Choice(["pure", "approximate"]),
+              help="approximate: Algorithm 2 vs Algorithm 4 vs sample-and-aggregate, and the log* vs log crossover")
+@click.option("--delta", type=float, default=None, help="delta in (0, 1) (with --privacy approximate)")
 @guard
-def bench_cmd(seconds, runs, seed, out_dir, json_path):
-    """Utility on real data: median, mean, least-squares slope, 2-D center point vs sample-and-aggregate."""
+def bench_cmd(seconds, runs, seed, out_dir, json_path, privacy, delta):
+    """Utility on real data: median, mean, least-squares slope, 2-D center point vs sample-and-aggregate
+    (--privacy approximate: the approximate-DP evaluator against the pure one)."""
     from ..bench.blackbox_utility import run_utility, write_utility
 
     out = check_writable(json_path)
+    check_seconds("--seconds", seconds)
     d = Path(out_dir)
     if not d.is_dir():
         raise UsageFailure(f"--out directory does not exist: {out_dir!r}")
     if runs < 10:
         raise UsageFailure(f"--runs must be >= 10, got {runs}")
+    if privacy == "pure" and delta is not None:
+        raise UsageFailure("--delta needs --privacy approximate")
+    if privacy == "approximate":
+        from gtm_core.blackbox.approx.compare import run_comparison, write_comparison
+        from gtm_core.validation import check_open_unit
+
+        if delta is None:
+            raise UsageFailure("--privacy approximate needs --delta D with D in (0, 1)")
+        check_open_unit("--delta", delta)
+        result = run_comparison(goog_with_volume(), seed=seed, runs=runs, seconds=seconds, delta=delta,
+                                progress=lambda m: click.echo(m, err=True))
+        result["command"] = f"gtm blackbox bench --privacy approximate --delta {delta:g} --runs {runs} --seed {seed}"
+        paths = write_comparison(result, d)
+        write_json(out, result)
+        for p in paths:
+            click.echo(f"wrote {p}")
+        return
     result = run_utility(seconds=seconds, runs=runs, seed=seed, progress=lambda m: click.echo(m, err=True))
     paths = write_utility(result, d)
     write_json(out, result)

@@ -145,3 +145,60 @@ def utility_failure_probability(ev: BlackBoxEvaluator, S: Sequence, law_probabil
 def summarise_counts(counts: Counter) -> dict:
     total = sum(counts.values())
     return {k: v / total for k, v in sorted(counts.items())}
+
+
+# -- the approximate-DP evaluator (Algorithm 2) -------------------------------------------------------
+
+#: name -> (description, Algorithm 5 variant) for gtm_core.blackbox.approx.ApproxEvaluator
+APPROX_VARIANTS = {
+    "correct": ("Algorithm 2 as reconstructed from the proof of Theorem 2.6", {}),
+    "level-undivided": ("every Algorithm 5 level charged at eps' instead of eps'/(2H)", {"level_epsilon": "undivided"}),
+    "level-20x": ("every Algorithm 5 level charged at 20 eps'/(2H)", {"level_epsilon_factor": 20.0}),
+    "gap-max-no-noise": ("GAP-MAX replaced by the exact argmax", {"gap_max_noise": False}),
+}
+
+
+def approx_variant_evaluator(base, name: str):
+    """The same configuration and f with one of :data:`APPROX_VARIANTS`."""
+    from gtm_core.blackbox.approx.evaluator import ApproxEvaluator
+    from gtm_core.blackbox.approx.onedim import Algorithm5Variant
+
+    check_choice("variant", name, APPROX_VARIANTS)
+    return ApproxEvaluator(base.config, base.oracle.f, depth_method=base.oracle.depth_method,
+                           variant=Algorithm5Variant(**APPROX_VARIANTS[name][1]))
+
+
+def approx_evaluator_target(ev, *, name: str = "blackbox-approx") -> CallableFiniteTarget:
+    """Algorithm 2 as a finite-output target (input {"dataset": [...]}, codes = output points)."""
+
+    def fn(inp, n, seed):
+        if not isinstance(inp, dict) or not isinstance(inp.get("dataset"), list):
+            raise InvalidParameter("input must be an object {\"dataset\": [...]}")
+        S = [tuple(r) if isinstance(r, list) else r for r in inp["dataset"]]
+        return ev.sample(S, n, np.random.default_rng(seed))
+
+    return CallableFiniteTarget(fn, name=name)
+
+
+def approx_crossing_sizes(params, spread: int = 2) -> list[int]:
+    """Sizes around |S| = R + K + 1 (h = 1 first possible), capped at 16 (exact depth by enumeration)."""
+    lo = max(2, math.floor(params.R + params.K) - spread)
+    hi = min(16, math.ceil(2 * params.R + params.K) + spread)
+    return list(range(lo, max(lo, hi) + 1))
+
+
+def audit_approx_evaluator(ev, universe: Sequence, *, epsilon: float | None = None, delta: float | None = None,
+                           seed: int = 0, confidence: float = 0.95, n_selection: int = 20_000,
+                           n_final: int = 200_000, sizes: Sequence[int] | None = None, pairs: Sequence | None = None,
+                           seconds: float | None = None):
+    """Approximate-DP audit (:func:`audits.finite.audit_finite_delta`) of Algorithm 2 for its claimed
+    (eps, delta) on neighbouring pairs it searches itself (:func:`candidate_pairs`)."""
+    from ..finite import audit_finite_delta
+
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0xA99D]))
+    if pairs is None:
+        pairs = candidate_pairs(universe, sizes or approx_crossing_sizes(ev.params), rng)
+    return audit_finite_delta(approx_evaluator_target(ev), pairs,
+                              epsilon=ev.params.epsilon if epsilon is None else epsilon,
+                              delta=ev.params.delta if delta is None else delta, n_selection=n_selection,
+                              n_final=n_final, seed=seed, confidence=confidence, seconds=seconds)

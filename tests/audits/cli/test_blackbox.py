@@ -107,3 +107,70 @@ def test_bench_json_is_the_result_it_writes(tmp_path, monkeypatch):
     r = gtm("bench", "--seconds", "1", "--runs", "10", "--out", str(tmp_path), "--json", str(out))
     assert r.returncode == 0, r.stderr
     assert json.loads(out.read_text()) == result and written == [result]
+
+
+# -- --privacy approximate (Algorithm 2) --------------------------------------------------------------
+
+AP = ["--privacy", "approximate", "--delta", "0.1", "--epsilon", "0.9", "--beta", "0.1", "--domain", "0,1,2,3",
+      "--constant-c", "1e-5"]
+
+
+def test_approximate_evaluate_and_exact(tmp_path):
+    d = tmp_path / "s.json"
+    d.write_text(json.dumps([0, 0, 0, 0, 0, 3, 3, 3, 3, 3]))
+    out = tmp_path / "e.json"
+    r = gtm("evaluate", *AP, "--data", str(d), "--runs", "5", "--seed", "1", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    res = json.loads(out.read_text())
+    assert res["privacy"] == "approximate" and len(res["outputs"]) == 5 and res["parameters"]["K"] == 3
+    r = gtm("exact", *AP, "--data", str(d), "--json", str(tmp_path / "x.json"))
+    assert r.returncode == 0 and "certified <= claim" in r.stdout, r.stdout + r.stderr
+    r = gtm("exact", *AP, "--data", str(d), "--variant", "gap-max-no-noise")
+    assert r.returncode == 1 and "ABOVE the claim" in r.stdout
+
+
+def test_approximate_audit_correct_and_broken():
+    r = gtm("audit", *AP, "--seed", "0")
+    assert r.returncode == 0 and "verdict: no-violation-found" in r.stdout, r.stdout + r.stderr
+    r = gtm("audit", *AP, "--seed", "0", "--variant", "gap-max-no-noise")
+    assert r.returncode == 1 and "verdict: violation" in r.stdout
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["evaluate", *EX, *DATA, "--privacy", "approximate"], "needs --delta"),
+    (["evaluate", *EX, *DATA, "--delta", "0.1"], "--delta needs --privacy approximate"),
+    (["evaluate", *AP, *DATA, "--delta", "1.5"], "delta must be"),
+    (["evaluate", *EX, *DATA, "--privacy", "approximate", "--delta", "0.1"], "epsilon must be"),
+    (["exact", *AP, "--constant-c", "0", *DATA], "C must be > 0"),
+    (["audit", *AP, "--target", "cat"], "--target is implemented for --privacy pure only"),
+    (["audit", *AP, "--variant", "nope"], "variant must be"),
+    (["bench", "--privacy", "approximate"], "needs --delta"),
+    (["bench", "--delta", "0.1"], "--delta needs --privacy approximate"),
+    (["bench", "--privacy", "approximate", "--delta", "2"], "--delta must be"),
+])
+def test_approximate_bad_input_one_line_exit_2(args, msg):
+    r = gtm(*args)
+    assert r.returncode == 2 and msg in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "Traceback" not in r.stderr and r.stdout == ""
+
+
+def test_approximate_bench_writes_what_it_computed(tmp_path, monkeypatch):
+    """Wiring only (the real comparison takes minutes; benchmarks/results/blackbox_approx.md is its output)."""
+    from gtm_core.blackbox.approx import compare
+
+    seen = {}
+
+    def fake(data, **kw):
+        seen.update(kw, shape=data.shape)
+        return {"cases": [], "crossover": [], "skipped": [], "seconds": 0.1, "epsilon": 0.9, "delta": kw["delta"],
+                "beta": 0.1}
+
+    monkeypatch.setattr(compare, "run_comparison", fake)
+    monkeypatch.setattr(compare, "write_comparison", lambda res, d: [])
+    out = tmp_path / "b.json"
+    r = gtm("bench", "--privacy", "approximate", "--delta", "1e-6", "--runs", "10", "--seconds", "1", "--out",
+            str(tmp_path), "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    res = json.loads(out.read_text())
+    assert res["delta"] == 1e-6 and "--privacy approximate --delta 1e-06" in res["command"]
+    assert seen["shape"][1] == 3 and seen["runs"] == 10

@@ -69,3 +69,28 @@ def test_power_suite_and_calibration(base):
                  for s in range(100))
     lo, hi = cp_interval(alarms, 100, 0.05)
     assert alarms / 100 <= 0.05 or lo <= 0.05
+
+
+# -- Algorithm 2 (approximate DP) ---------------------------------------------------------------------
+
+def _approx_base():
+    from gtm_core.blackbox.approx.evaluator import ApproxConfig, ApproxEvaluator
+    from gtm_core.blackbox.approx.params import ApproxConstants
+    from gtm_core.blackbox.functions import median_on
+
+    grid = [0, 1, 2, 3]
+    cfg = ApproxConfig(0.9, 0.1, 0.1, tuple([g] for g in grid), ApproxConstants(C=1e-5))
+    return ApproxEvaluator(cfg, median_on(grid, empty=0))
+
+
+def test_approx_audit_correct_within_claim_and_power_companion():
+    """audit_finite_delta at (0.9, 0.1), confidence 0.95, seed 0, pairs searched by candidate_pairs:
+    Algorithm 2 is not flagged (its exact delta on the selected pair is <= 0.1, tests/gtm_core/blackbox/approx/
+    test_exact.py); the noiseless GAP-MAX variant is flagged (power companion, same seed and budget)."""
+    from audits.power.blackbox import approx_variant_evaluator, audit_approx_evaluator
+
+    base = _approx_base()
+    ok = audit_approx_evaluator(base, [0, 1, 2, 3], seed=0)
+    assert ok.verdict != "violation" and ok.delta_lower_bound <= 0.1
+    bad = audit_approx_evaluator(approx_variant_evaluator(base, "gap-max-no-noise"), [0, 1, 2, 3], seed=0)
+    assert bad.verdict == "violation" and bad.delta_lower_bound > 0.1

@@ -1,0 +1,34 @@
+"""Approximate-DP evaluator (Algorithm 2) vs the pure one (Algorithm 4) vs sample-and-aggregate ->
+benchmarks/results/blackbox_approx.{json,md}.
+
+    python -m benchmarks.bench_blackbox_approx [--runs 200] [--seed 0] [--seconds 900] [--delta 1e-6]
+
+(Same as `gtm blackbox bench --privacy approximate --delta D`; the logic lives in
+gtm_core/blackbox/approx/compare.py.)
+"""
+
+import argparse
+import sys
+from pathlib import Path
+
+from audits.cli.blackbox import goog_with_volume
+from gtm_core.blackbox.approx.compare import run_comparison, write_comparison
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seconds", type=float, default=900.0)
+    ap.add_argument("--delta", type=float, default=1e-6)
+    a = ap.parse_args(argv)
+    res = run_comparison(goog_with_volume(), seed=a.seed, runs=a.runs, seconds=a.seconds, delta=a.delta,
+                         progress=lambda m: print(m, file=sys.stderr))
+    res["command"] = (f"python -m benchmarks.bench_blackbox_approx --runs {a.runs} --seed {a.seed} "
+                      f"--delta {a.delta:g}")
+    for p in write_comparison(res, Path(__file__).parent / "results"):
+        print(f"wrote {p}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,362 @@
+"""Where the approximate-DP evaluator pays off: lambda of Algorithm 2 vs Algorithm 4 with every constant
+counted, their crossover in the domain size, and a measured utility comparison (with sample-and-aggregate).
+
+Closed forms (M = |Y~| <= |Y|^{d^2} by Lemma 4.8; both evaluators at the same eps):
+
+* Algorithm 4 (pure): lambda = ceil(K + 2R + 1), K = ceil((d+1)(2 log(M/beta_0)/eps_0 + 1)),
+  R = TLap(1, eps_0, delta_0) radius with delta_0 = min{1/4, eta(e^{eps_0} - 1)/M} (:mod:`..params`).
+* Algorithm 2 (approx): the same lambda with K from Algorithm 6's Delta_0 on Y~ at
+  (eps/2, beta/2, delta/2), H = log* M, and R from delta_0 = delta/2 (:mod:`.params`).
+
+lambda_pure grows like log M, lambda_approx like 8^{log* M} log* M: the crossover is found by walking the
+regimes of H = log* M (log* is constant on (Tow(H-1), Tow(H)]) with log M as an mpmath number, so
+domain sizes far beyond float range are handled exactly enough to state the crossover.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable, Sequence
+
+import mpmath
+import numpy as np
+
+from .. import params as P
+from ..depth import evaluate_point
+from ..functions import tukey_depth
+from ..geometry import as_point
+from ..mechanisms import exponential_mechanism_probabilities
+from .params import evaluator_budget, highdim_margin, tower
+
+__all__ = ["lambda_pure", "lambda_approx", "log_star_of_exp", "crossover", "sample_and_aggregate", "utility_summary",
+           "DPS", "hull_interval_monotone", "compare_median", "compare_center", "run_comparison", "compare_center_3d",
+           "direction_depth", "directions_3d", "write_comparison"]
+
+DPS = 40
+
+
+def log_star_of_exp(lnM) -> int:
+    """log* M for M = e^{lnM} given only ln M (mpmath): log* M = 1 + log*(log2 M) for M > 1."""
+    with mpmath.workdps(DPS):
+        x = mpmath.mpf(lnM) / mpmath.log(2)  # log2 M
+        if x <= 0:
+            return 0
+        k = 1
+        while x > 1:
+            x = mpmath.log(x, 2)
+            k += 1
+        return k
+
+
+def lambda_pure(lnM, d: int, eps, beta):
+    """Algorithm 4's lambda = K + 2R + 1 (before the ceilings) for ln|Y~| = lnM (Theorem 2.7's proof)."""
+    with mpmath.workdps(DPS):
+        lnM, e0, b0 = mpmath.mpf(lnM), mpmath.mpf(eps) / 2, mpmath.mpf(beta) / 2
+        eta = mpmath.mpf(beta) / 2
+        Delta = 2 * (lnM - mpmath.log(b0)) / e0
+        K = (d + 1) * (Delta + 1)
+        ln_d0 = mpmath.log(eta * mpmath.expm1(e0)) - lnM  # ln(eta (e^eps0 - 1)/M)
+        d0 = mpmath.mpf(1) / 4 if ln_d0 > mpmath.log(mpmath.mpf(1) / 4) else mpmath.exp(ln_d0)
+        R = mpmath.log1p(mpmath.expm1(e0) / (2 * d0)) / e0 if d0 > 0 else \
+            (mpmath.log(mpmath.expm1(e0) / 2) - ln_d0) / e0
+        return K + 2 * R + 1
+
+
+def lambda_approx(lnM, d: int, eps, delta, beta, C):
+    """Algorithm 2's lambda = K + 2R + 1 (before the ceilings) for ln|Y~| = lnM (Theorem 2.6's proof)."""
+    with mpmath.workdps(DPS):
+        e0, b0, d0 = evaluator_budget(mpmath.mpf(eps), mpmath.mpf(beta), mpmath.mpf(delta), dps=DPS)
+        H = max(1, log_star_of_exp(lnM))
+        Delta = highdim_margin(e0, b0, d0, d, H, C, dps=DPS)
+        return (d + 1) * (Delta + 1) + 2 * P.tlap_radius(e0, d0, dps=DPS) + 1
+
+
+def crossover(d: int, eps, delta, beta, C, *, max_H: int = 8) -> dict:
+    """The smallest ln M with lambda_approx(M) < lambda_pure(M), searched regime by regime of H = log* M
+    (within a regime lambda_approx is constant and lambda_pure increasing in ln M)."""
+    with mpmath.workdps(DPS):
+        ln2 = mpmath.log(2)
+        for H in range(1, max_H + 1):
+            # regime of H = log* M: M in (Tow(H-1), Tow(H)], i.e. ln M in (Tow(H-2) ln 2, Tow(H-1) ln 2]
+            lo = mpmath.mpf(0) if H == 1 else mpmath.mpf(tower(H - 2)) * ln2
+            hi = mpmath.mpf(tower(H - 1)) * ln2 if H - 1 <= 5 else mpmath.inf
+            if H - 2 > 5:
+                break
+            la = lambda_approx((lo + hi) / 2 if hi != mpmath.inf else lo * 2, d, eps, delta, beta, C)
+            # solve lambda_pure(x) = la for x = ln M: lambda_pure is affine in ln M once delta_0 < 1/4
+            f = lambda x: lambda_pure(x, d, eps, beta) - la  # noqa: E731
+            x0 = max(lo, mpmath.mpf(1))
+            if f(x0) > 0:
+                return {"H": H, "lnM": float(x0), "log10M": float(x0 / mpmath.log(10)), "lambda": float(la)}
+            # slope of lambda_pure in ln M: (d + 1) 2/eps0 + 2/eps0
+            slope = ((d + 1) * 2 + 2) / (mpmath.mpf(eps) / 2)
+            x = x0 - f(x0) / slope
+            for _ in range(3):
+                x = x - f(x) / slope
+            if hi == mpmath.inf or x <= hi:
+                return {"H": H, "lnM": float(x), "log10M": float(x / mpmath.log(10)), "lambda": float(la),
+                        "log10_Y_bound": float(x / mpmath.log(10) / d ** 2)}
+        return {"H": None, "lnM": float("inf"), "log10M": float("inf"), "lambda": float("nan")}
+
+
+def sample_and_aggregate(f: Callable, S: list, k: int, domain: Sequence, eps: float, rng, runs: int, d: int):
+    """Sample-and-aggregate baseline (Section 6): random partition into k blocks, f on each block, the
+    exponential mechanism at eps over Y with the rank (d = 1) / Tukey depth (d = 2) among block outputs."""
+    out = []
+    dom = [tuple(map(float, as_point(p))) for p in domain]
+    for _ in range(runs):
+        blocks = np.array_split(rng.permutation(len(S)), k)
+        vals = [tuple(map(float, evaluate_point(f, [S[j] for j in b], d))) for b in blocks]
+        if d == 1:
+            v = np.array([x[0] for x in vals])
+            q = [min(int((v <= y[0]).sum()), int((v >= y[0]).sum())) for y in dom]
+        else:
+            q = [tukey_depth(np.array(vals), y) for y in dom]
+        out.append(dom[int(rng.choice(len(dom), p=exponential_mechanism_probabilities(q, eps, 1.0)))])
+    return out
+
+
+def utility_summary(outputs: Sequence, f_S: Sequence[float], in_target: Callable[[tuple], bool]) -> dict:
+    """P(output in the convex-hull target) and the distance to the non-private f(S), over runs."""
+    fS = np.array(f_S, dtype=float)
+    err = np.array([np.linalg.norm(np.array([float(c) for c in y]) - fS) for y in outputs])
+    hit = np.array([in_target(y) for y in outputs], dtype=float)
+    return {"runs": len(outputs), "in_target": float(hit.mean()), "median_error": float(np.median(err)),
+            "mean_error": float(err.mean())}
+
+
+def elapsed(t0: float) -> float:
+    return time.monotonic() - t0
+
+
+def hull_interval_monotone(f: Callable, S: Sequence, lam: int) -> tuple[float, float]:
+    """CH(f(N_lambda(S))) = [min, max] of f over the sorted prefixes/suffixes with >= n - lambda records
+    (d = 1, f symmetric and non-decreasing in every record)."""
+    recs = sorted(S)
+    n = len(recs)
+    keep = max(n - lam, 0)
+    lo = min(float(evaluate_point(f, recs[:k], 1)[0]) for k in range(keep, n + 1))
+    hi = max(float(evaluate_point(f, recs[n - k:], 1)[0]) for k in range(keep, n + 1))
+    return lo, hi
+
+
+def _draw(law: dict, runs: int, rng) -> list:
+    keys = sorted(law)
+    p = np.array([float(law[k]) for k in keys])
+    return [keys[i] for i in rng.choice(len(keys), size=runs, p=p / p.sum())]
+
+
+def compare_median(data_r: Sequence[float], *, n: int, grid_size: int, eps: float, delta: float, beta: float,
+                   Cs: Sequence[float], sa_blocks: Sequence[int], runs: int, rng) -> dict:
+    """Median of daily returns on a grid of ``grid_size`` points on [-1, 1]: Algorithm 4 vs Algorithm 2 (each C)
+    vs sample-and-aggregate, P(in CH(f(N_lambda(S)))) at Algorithm 4's lambda and |y - f(S)|."""
+    from ..evaluator import BlackBoxEvaluator, EvaluatorConfig
+    from ..functions import median_on
+    from .evaluator import ApproxConfig, ApproxEvaluator
+    from .params import ApproxConstants
+
+    grid = [round(-1 + 2 * i / (grid_size - 1), 10) for i in range(grid_size)]
+    f = median_on(grid, empty=0.0)
+    S = [float(x) for x in list(data_r)[:n]]
+    fS = [f(S)]
+    pure = BlackBoxEvaluator(EvaluatorConfig(eps, beta, tuple([g] for g in grid)), f, depth_method="monotone")
+    lam = pure.params.locality
+    lo, hi = hull_interval_monotone(f, S, lam)
+
+    def inside(y):
+        return lo <= float(y[0]) <= hi
+
+    rows = []
+    idx = pure.sample(S, runs, rng)
+    rows.append(dict(method="Algorithm 4 (pure)", lambda_claim=lam, K=pure.params.K,
+                     **utility_summary([pure.extended[i] for i in idx], fS, inside)))
+    for C in Cs:
+        ap = ApproxEvaluator(ApproxConfig(eps, delta, beta, tuple([g] for g in grid), ApproxConstants(C=C)), f,
+                             depth_method="monotone")
+        rows.append(dict(method=f"Algorithm 2 (approx, C={C:g})", lambda_claim=ap.params.locality, K=ap.params.K,
+                         guarantee="utility claimed (Theorem G.2 constant)" if C >= 160 else
+                         "privacy only (C below the proof's value)",
+                         **utility_summary(_draw(ap.law(S), runs, rng), fS, inside)))
+    for k in sa_blocks:
+        if k <= len(S):
+            o = sample_and_aggregate(f, S, k, grid, eps, rng, max(50, runs // 10), 1)
+            rows.append(dict(method=f"sample-and-aggregate (k={k})", **utility_summary(o, fS, inside)))
+    return {"task": "median of daily return % (goog)", "n": len(S), "d": 1, "Y": grid_size, "epsilon": eps,
+            "delta": delta, "beta": beta, "lambda_target": lam, "f_S": fS, "rows": rows}
+
+
+def compare_center(users: list, grid: Sequence[tuple], *, eps: float, delta: float, beta: float,
+                   Cs: Sequence[float], sa_blocks: Sequence[int], runs: int, rng) -> dict:
+    """User-level 2-D Tukey center (Corollary 6.8) with exact depth by enumeration (<= 16 users)."""
+    from ..depth import SubsetImage
+    from ..evaluator import BlackBoxEvaluator, EvaluatorConfig
+    from ..functions import tukey_center_on
+    from ..geometry import in_hull
+    from .evaluator import ApproxConfig, ApproxEvaluator
+    from .params import ApproxConstants
+
+    f = tukey_center_on(list(grid))
+    fS = [*f(users)]
+    pure = BlackBoxEvaluator(EvaluatorConfig(eps, beta, tuple(grid)), f, depth_method="enumeration")
+    lam = min(pure.params.locality, len(users))
+    img = SubsetImage(users, f, pure.domain, d=2)
+    bits = int(img.images(len(users) - lam)[(1 << len(users)) - 1])
+    hull_pts = [img.domain[j] for j in range(len(img.domain)) if bits >> j & 1]
+
+    def inside(y):
+        return in_hull(as_point(y, 2), hull_pts)
+
+    rows = []
+    idx = pure.sample(users, runs, rng)
+    rows.append(dict(method="Algorithm 4 (pure)", lambda_claim=pure.params.locality, K=pure.params.K,
+                     **utility_summary([pure.extended[i] for i in idx], fS, inside)))
+    for C in Cs:
+        ap = ApproxEvaluator(ApproxConfig(eps, delta, beta, tuple(grid), ApproxConstants(C=C)), f,
+                             depth_method="enumeration")
+        rows.append(dict(method=f"Algorithm 2 (approx, C={C:g})", lambda_claim=ap.params.locality, K=ap.params.K,
+                         guarantee="utility claimed (Theorem G.2 constant)" if C >= 160 else
+                         "privacy only (C below the proof's value)",
+                         **utility_summary(_draw(ap.law(users), runs, rng), fS, inside)))
+    for k in sa_blocks:
+        if k <= len(users):
+            o = sample_and_aggregate(f, users, k, grid, eps, rng, max(30, runs // 20), 2)
+            rows.append(dict(method=f"sample-and-aggregate (k={k})", **utility_summary(o, fS, inside)))
+    return {"task": "user-level Tukey center (goog, 12 users)", "n": len(users), "d": 2, "Y": len(grid),
+            "M": pure.params.M, "epsilon": eps, "delta": delta, "beta": beta, "lambda_target": lam, "f_S": fS,
+            "rows": rows}
+
+
+def directions_3d() -> list[tuple[int, int, int]]:
+    """The 26 public directions {-1, 0, 1}^3 minus 0 (axes, face and body diagonals)."""
+    return [(a, b, c) for a in (-1, 0, 1) for b in (-1, 0, 1) for c in (-1, 0, 1) if (a, b, c) != (0, 0, 0)]
+
+
+def direction_depth(points: np.ndarray, y, directions: Sequence) -> int:
+    """Tukey depth restricted to a public direction set D: min_{u in D} |{x in S : u.(x - y) >= 0}|.
+
+    Sensitivity 1 (one record changes each count by <= 1) and quasi-concave in y (its super-level sets
+    are intersections of half-spaces {y : u.y <= t-th largest u.x}) - a valid QCO quality for Algorithm 6.
+    """
+    P = np.asarray(points, dtype=float)
+    yv = np.asarray([float(c) for c in y])
+    U = np.asarray(directions, dtype=float)
+    return int(((P - yv) @ U.T >= 0).sum(axis=0).min())
+
+
+def compare_center_3d(points: np.ndarray, grid: Sequence[tuple], *, eps: float, delta: float, beta: float,
+                      Cs: Sequence[float], runs: int, rng) -> dict:
+    """d = 3 QCO task (Section 6, center point with a direction-restricted Tukey depth): Algorithm 6 at
+    (eps, delta) vs the exponential mechanism on Y at eps (pure), quality gap to max over Y."""
+    from fractions import Fraction
+
+    from .highdim import algorithm6_law
+
+    D = directions_3d()
+    Y = [tuple(Fraction(c) for c in p) for p in grid]
+    q = [direction_depth(points, y, D) for y in Y]
+    qmax = max(q)
+    best = Y[int(np.argmax(q))]
+    rows = []
+    p = exponential_mechanism_probabilities(q, eps, 1.0)
+    em = [Y[i] for i in rng.choice(len(Y), size=runs, p=p)]
+
+    def row(name, outs, extra):
+        gaps = np.array([qmax - direction_depth(points, y, D) for y in outs], dtype=float)
+        dist = np.array([np.linalg.norm(np.array([float(c) for c in y]) - np.array([float(c) for c in best]))
+                         for y in outs])
+        return dict(method=name, runs=len(outs), mean_quality_gap=float(gaps.mean()),
+                    q90_quality_gap=float(np.quantile(gaps, 0.9)), median_distance_to_argmax=float(np.median(dist)),
+                    **extra)
+
+    rows.append(row("exponential mechanism on Y (pure)", em, {}))
+    for C in Cs:
+        law = algorithm6_law(Y, q, eps, beta, delta, C)
+        rows.append(row(f"Algorithm 6 (approx, C={C:g})", _draw(law, runs, rng),
+                        {"guarantee": "utility claimed" if C >= 160 else "privacy only"}))
+    return {"task": "3-D center point, direction-restricted Tukey depth (goog: return, range, volume)",
+            "n": int(len(points)), "d": 3, "Y": len(Y), "epsilon": eps, "delta": delta, "max_quality": qmax,
+            "rows": rows}
+
+
+def run_comparison(data: np.ndarray, *, seed: int = 0, runs: int = 400, seconds: float = 300.0,
+                   eps: float = 0.9, delta: float = 1e-6, beta: float = 0.1, progress=None) -> dict:
+    """The committed comparison (benchmarks/bench_blackbox_approx.py, `gtm blackbox bench --privacy approximate`).
+
+    Seed rule: one numpy Generator from ``seed`` drives every case in order. data: (return %, range %) rows.
+    """
+    say = progress or (lambda m: None)
+    t0 = time.monotonic()
+    rng = np.random.default_rng(seed)
+    crossings = [dict(d=d, C=C, **crossover(d, eps, delta, beta, C)) for d in (1, 2, 3) for C in (160.0, 1.0, 1e-3, 1e-5)]
+    cases, skipped = [], []
+    r = [float(x) for x in data[:, 0]]
+    # n <= 250: the monotone depth costs O(n^2) per cutoff h and Algorithm 2's law needs ~2R + 1 cutoffs
+    for n, Y in ((250, 101), (120, 101), (250, 21), (250, 401)):
+        if time.monotonic() - t0 > seconds:
+            skipped.append(f"median n={n} |Y|={Y} (time budget)")
+            continue
+        say(f"approx bench: median n={n} |Y|={Y}")
+        cases.append(compare_median(r, n=n, grid_size=Y, eps=eps, delta=delta, beta=beta, Cs=(160.0, 1e-5),
+                                    sa_blocks=(10, 50), runs=runs, rng=rng))
+    if time.monotonic() - t0 <= seconds:
+        say("approx bench: user-level 2-D center point (12 users)")
+        blocks = np.array_split(np.arange(len(data)), 12)
+        users = [[(float(data[j, 0]), float(data[j, 1])) for j in b] for b in blocks]
+        grid2 = [(x, y) for x in (-1.0, 0.0, 1.0) for y in (1.0, 2.5, 4.0)]
+        cases.append(compare_center(users, grid2, eps=eps, delta=delta, beta=beta, Cs=(160.0, 1e-7),
+                                    sa_blocks=(3, 6), runs=runs, rng=rng))
+    else:
+        skipped.append("2-D center point (time budget)")
+    if time.monotonic() - t0 <= seconds and data.shape[1] >= 3:
+        say("approx bench: 3-D center point QCO (Algorithm 6, d = 3)")
+        pts3 = data[:200, :3]
+        g3 = [(x, y, z) for x in (-1.0, 0.0, 1.0) for y in (1.0, 2.5, 4.0) for z in (-1.0, 0.0, 1.0)]
+        qco3 = compare_center_3d(pts3, g3, eps=eps, delta=delta, beta=beta, Cs=(160.0, 1e-7), runs=runs, rng=rng)
+    else:
+        qco3 = None
+        skipped.append("3-D center point QCO (time budget or no third column)")
+    skipped.append("d = 3 evaluator (Algorithm 2): the CDI depth and Y~ are implemented for d <= 2; Algorithm 6 "
+                   "runs at d = 3 as a QCO solver (qco_3d)")
+    return {"seed": seed, "runs": runs, "epsilon": eps, "delta": delta, "beta": beta, "crossover": crossings,
+            "cases": cases, "qco_3d": qco3, "skipped": skipped, "seconds": time.monotonic() - t0,
+            "sampler": "outputs drawn from the exact float64 law (Algorithm 2) / the vectorised sampler (Algorithm 4)"}
+
+
+def write_comparison(result: dict, out_dir) -> list:
+    """benchmarks/results/blackbox_approx.{json,md}."""
+    import json
+    from pathlib import Path
+
+    from ...files import jsonable, write_atomic
+
+    out_dir = Path(out_dir)
+    js = out_dir / "blackbox_approx.json"
+    write_atomic(js, json.dumps(jsonable(result), indent=2) + "\n")
+    lines = ["# Approximate-DP black-box evaluator (Algorithm 2) vs the pure one (Algorithm 4)", "",
+             f"Command: `{result.get('command', '')}`; seed rule: one numpy Generator from the seed drives every "
+             f"case in order; eps = {result['epsilon']:g}, delta = {result['delta']:g}, beta = {result['beta']:g}; "
+             f"{result['seconds']:.0f} s.", "",
+             "## Crossover of lambda (constants counted): smallest |Y~| with lambda_approx < lambda_pure", "",
+             "| d | C | H = log* at the crossover | log10 of |Y~| | lambda there |", "|---|---|---|---|---|"]
+    for c in result["crossover"]:
+        lines.append(f"| {c['d']} | {c['C']:g} | {c['H']} | {c['log10M']:.4g} | {c['lambda']:.4g} |")
+    for case in result["cases"]:
+        lines += ["", f"## {case['task']}: n = {case['n']}, d = {case['d']}, |Y| = {case['Y']}, target lambda = "
+                      f"{case['lambda_target']} (Algorithm 4's)", "",
+                  "| method | lambda claimed | P(in CH(f(N_lambda(S)))) | median error | mean error | runs |",
+                  "|---|---|---|---|---|---|"]
+        for r in case["rows"]:
+            lines.append(f"| {r['method']} | {r.get('lambda_claim', '-')} | {r['in_target']:.3f} | "
+                         f"{r['median_error']:.4g} | {r['mean_error']:.4g} | {r['runs']} |")
+    q3 = result.get("qco_3d")
+    if q3:
+        lines += ["", f"## {q3['task']}: n = {q3['n']}, |Y| = {q3['Y']}, max quality over Y = {q3['max_quality']}", "",
+                  "| method | mean quality gap | 90% quality gap | median distance to argmax | runs |",
+                  "|---|---|---|---|---|"]
+        for r in q3["rows"]:
+            lines.append(f"| {r['method']} | {r['mean_quality_gap']:.3g} | {r['q90_quality_gap']:.3g} | "
+                         f"{r['median_distance_to_argmax']:.3g} | {r['runs']} |")
+    lines += ["", "Not run: " + "; ".join(result["skipped"]), ""]
+    md = out_dir / "blackbox_approx.md"
+    write_atomic(md, "\n".join(lines))
+    return [js, md]
