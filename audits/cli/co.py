@@ -249,7 +249,7 @@ def witness_cmd(json_path):
     config = COConfig(epsilon=0.9, k=1, kappa=0.2)
     edges = [(0, 1), (0, 2), (1, 2)]
     rows = []
-    for v in VARIANTS:
+    for v in (name for name in VARIANTS if name != "selection_up"):  # selection_up: certified variant only
         r = witness(config, CoverageProblem(3, 1), edges, 2, implementation=variant(v), name=v, dps=20)
         rows.append(r.to_dict())
         click.echo(f"{v:16s} loss = {r.loss:.6g}  (eps = {r.epsilon})  delta(eps) = {r.delta_at_epsilon:.3g}  "
