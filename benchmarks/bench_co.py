@@ -9,9 +9,10 @@ import json
 import time
 from pathlib import Path
 
-from audits.bench.co import run_bench, stderr_progress
+from audits.bench.co import COMPARISON_STREAMS, compare, comparison_markdown, run_bench, stderr_progress
 from benchmarks.machine import machine_info
 from gtm_core.batchtoco.params import COConfig
+from gtm_core.files import jsonable
 
 OUT = Path(__file__).resolve().parent / "results" / "co"
 
@@ -20,9 +21,25 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--long", action="store_true", help="add the 1e5-update coverage stream")
+    ap.add_argument("--comparison-only", action="store_true",
+                    help="only the certified-variant comparison (writes co_comparison.json/.md)")
+    ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--streams", default=",".join(COMPARISON_STREAMS), help="comma-separated comparison streams")
+    ap.add_argument("--name", default="co_comparison", help="output file stem under benchmarks/results/co/")
+    ap.add_argument("--horizon", type=int, default=10_000, help="comparison stream length T")
     args = ap.parse_args(argv)
     before = machine_info()
     t0 = time.perf_counter()
+    if args.comparison_only:
+        payload = compare(COConfig(), streams=tuple(args.streams.split(",")), T=args.horizon, seeds=args.seeds,
+                          progress=stderr_progress)
+        payload["machine"] = {"before": before, "after": machine_info(), "seconds": time.perf_counter() - t0,
+                              "command": f"python -m benchmarks.bench_co --comparison-only --seeds {args.seeds} "
+                                         f"--streams {args.streams} --horizon {args.horizon} --name {args.name}"}
+        OUT.mkdir(parents=True, exist_ok=True)
+        (OUT / f"{args.name}.json").write_text(json.dumps(jsonable(payload), indent=2, sort_keys=True) + "\n")
+        (OUT / f"{args.name}.md").write_text(comparison_markdown(payload) + "\n")
+        return 0
     run_bench(COConfig(), quick=args.quick, out_dir=OUT, progress=stderr_progress, long_stream=args.long)
     info = {"before": before, "after": machine_info(), "seconds": time.perf_counter() - t0,
             "command": "python -m benchmarks.bench_co" + (" --quick" if args.quick else "") + (" --long" if args.long else "")}

@@ -35,6 +35,7 @@ MODULES = [
     "corollary30",
     "lemma33",
     "lemma38",
+    "co_certified",
     "lemma54",
     "lemma55",
     # the black-box evaluator paper (docs/blackbox.md)

@@ -169,7 +169,7 @@ def summarise(config: COConfig, spec: dict, runs: list[dict]) -> dict:
 
 
 def run_bench(config: COConfig, *, quick: bool, out_dir: Path, progress=print, long_stream: bool = False,
-              seeds_override: int | None = None) -> dict:
+              seeds_override: int | None = None, comparison: bool = True) -> dict:
     out_dir.mkdir(parents=True, exist_ok=True)
     specs = stream_specs(quick)
     if long_stream:
@@ -197,8 +197,14 @@ def run_bench(config: COConfig, *, quick: bool, out_dir: Path, progress=print, l
     payload = {"config": config.to_dict(), "quick": quick, "seconds": time.perf_counter() - start,
                "delta_prime_advanced": DELTA_PRIME, "samplers": "float64 (seeded; benchmark, not deployment)",
                "streams": results}
+    if comparison:  # quick: the bursty stream only, 2000 updates, 2 seeds
+        payload["comparison"] = (compare(config, streams=("bursty",), T=2000, seeds=2, progress=progress) if quick
+                                 else compare(config, seeds=seeds_override or 10, progress=progress))
+        payload["seconds"] = time.perf_counter() - start
     write_atomic(out_dir / "co_bench.json", json.dumps(jsonable(payload), indent=2, sort_keys=True) + "\n")
     write_atomic(out_dir / "co_bench.md", markdown(payload) + "\n")
+    if "comparison" in payload:
+        write_atomic(out_dir / "co_comparison.md", comparison_markdown(payload["comparison"]) + "\n")
     plot(series, out_dir)
     return payload
 
@@ -227,6 +233,8 @@ def markdown(payload: dict) -> str:
     for s in payload["streams"]:
         cells = [f"{v['mean']:.1f} / {v['final']:.1f}" for v in s["errors"].values()]
         lines.append(f"| {s['stream']} | {s['problem']} | {s['final_opt']:.0f} | " + " | ".join(cells) + " |")
+    if "comparison" in payload:
+        lines += ["", comparison_markdown(payload["comparison"])]
     return "\n".join(lines)
 
 
@@ -277,3 +285,95 @@ def _panel(ax, kind: str, s: dict) -> None:
 
 def stderr_progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------------
+# the certified variant against the baselines on streams where adaptivity matters
+# ---------------------------------------------------------------------------
+
+#: seed rule, fixed before any measurement: stream seed s and run seed [s, 1] (baselines [s, 2, i])
+#: for s = 0 .. seeds - 1; the verdict is the median over seeds of the per-seed ratio of mean errors
+COMPARISON_STREAMS = ("bursty", "periodic", "contact", "synthetic")
+
+
+def certified_config(config: COConfig, T: int) -> COConfig:
+    """The certified variant of ``config`` planned for horizon T (coverage, k = 2)."""
+    d = {k: v for k, v in config.to_dict().items() if k not in P.CERTIFIED_KEYS and k not in ("variant", "seed")}
+    d.update(problem="coverage", k=2, variant="certified", horizon=T)
+    return COConfig(**d)
+
+
+def compare_one(config: COConfig, name: str, T: int, seed: int) -> dict:
+    """One seeded run of the certified variant and the three baselines on stream ``name``."""
+    from gtm_core.batchtoco.certified import certified_split
+    from gtm_core.batchtoco.streams import adaptive_stream
+
+    stream = synthetic_stream(64, T, seed=seed) if name == "synthetic" else adaptive_stream(name, T, seed)
+    cfg = certified_config(config, T)
+    problem = make_problem("coverage", len(stream.vertices), 2)
+    t0 = time.perf_counter()
+    recs = run_stream(cfg, problem, stream.edges, np.random.default_rng([seed, 1]))
+    seconds = time.perf_counter() - t0
+    sols = {"certified": [r.solution for r in recs]}
+    for i, b in enumerate(BASELINES):
+        sols[b], _ = run_baseline(b, problem, stream.edges, cfg.epsilon, np.random.default_rng([seed, 2, i]),
+                                  delta_prime=DELTA_PRIME)
+    state = problem.empty_state()
+    err = {k: np.zeros(T) for k in sols}
+    opt = np.zeros(T)
+    for i, e in enumerate(stream.edges):
+        problem.insert(state, e)
+        opt[i] = problem.optimum(state)[0]
+        for k, ys in sols.items():
+            err[k][i] = opt[i] - problem.value(state, ys[i])
+    split = certified_split(cfg)
+    return {"stream": name, "T": T, "seed": seed, "seconds": seconds, "final_opt": float(opt[-1]),
+            "checkpoints": [r.t for r in recs if r.checkpoint], "levels": split.levels,
+            "first_level": split.first_level, "selection_failures": sum(r.checkpoint and not r.selected for r in recs),
+            "calls_per_step": float(np.mean([r.batch_calls for r in recs])),
+            "mean": {k: float(v.mean()) for k, v in err.items()}, "final": {k: float(v[-1]) for k, v in err.items()}}
+
+
+def compare(config: COConfig, *, streams=COMPARISON_STREAMS, T: int = 10_000, seeds: int = 10, progress=print) -> dict:
+    """The comparison table: per stream, median over the seeds (rule above) of mean and final errors and of
+    the ratio certified / doubling of the mean error."""
+    from gtm_core.batchtoco.certified import certified_split
+    from proofs.co_certified_ledger import ledger
+
+    out = []
+    for name in streams:
+        runs = []
+        for s in range(seeds):
+            runs.append(compare_one(config, name, T, s))
+            progress(f"comparison {name} seed {s}: certified {runs[-1]['mean']['certified']:.1f} vs doubling "
+                     f"{runs[-1]['mean']['doubling']:.1f} ({runs[-1]['seconds']:.0f} s)")
+        algs = list(runs[0]["mean"])
+        ratio = [r["mean"]["certified"] / max(r["mean"]["doubling"], 1e-9) for r in runs]
+        out.append({"stream": name, "T": T, "seeds": seeds, "runs": runs,
+                    "median_mean": {a: float(np.median([r["mean"][a] for r in runs])) for a in algs},
+                    "median_final": {a: float(np.median([r["final"][a] for r in runs])) for a in algs},
+                    "median_ratio_certified_over_doubling": float(np.median(ratio)),
+                    "seeds_certified_below_doubling": int(sum(x < 1 for x in ratio))})
+    cfg = certified_config(config, T)
+    led = ledger(cfg)
+    return {"config": cfg.to_dict(), "split": certified_split(cfg).to_dict(), "ledger": led.to_dict(),
+            "seed_rule": "stream seed s, run seed [s, 1], baselines [s, 2, i], s = 0..seeds-1; median over seeds",
+            "streams": out}
+
+
+def comparison_markdown(payload: dict) -> str:
+    lines = ["## Certified BatchToCO vs baselines at equal eps (median over seeds of mean / final error)", "",
+             "| stream | T | seeds | certified | doubling | eps/T | advanced | median ratio cert/doubling | "
+             "seeds cert < doubling |", "|---|---|---|---|---|---|---|---|---|"]
+    for s in payload["streams"]:
+        m, f = s["median_mean"], s["median_final"]
+        cells = " | ".join(f"{m[a]:.1f} / {f[a]:.0f}" for a in ("certified", "doubling", "basic", "advanced"))
+        lines.append(f"| {s['stream']} | {s['T']} | {s['seeds']} | {cells} | "
+                     f"{s['median_ratio_certified_over_doubling']:.2f} | {s['seeds_certified_below_doubling']} |")
+    sh = payload["ledger"]["shares"]
+    lines += ["", "Where the budget goes (arb ledger, fractions of eps): "
+              + ", ".join(f"{k} {v:.4f}" for k, v in sh.items())
+              + f"; GTM_l halting slack S = {payload['ledger']['halting_slack']:.0f} (p_bar = "
+              f"{payload['ledger']['p_bar']:.3g}); levels {payload['split']['levels']} from l_0 = "
+              f"{payload['split']['first_level']}."]
+    return "\n".join(lines)

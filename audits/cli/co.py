@@ -3,8 +3,10 @@
 * ``run CONFIG --stream FILE [--json PATH] [--state PATH [--generation-check CMD]]`` releases Y_t per
   update as JSON lines; ``--state`` is locked, authenticated (``STATE.key``) and link-resolved like a
   ``gtm deploy`` state.
-* ``bench [--quick] [--out DIR] [--json PATH]`` runs BatchToCO and the baselines on the bundled streams.
-* ``ledger CONFIG --horizon T`` certifies the configuration's Lemma 38 budget in arb balls (exit 1 if not).
+* ``bench [--quick] [--out DIR] [--json PATH] [--no-comparison]`` runs BatchToCO and the baselines on the
+  bundled streams, and the certified variant against the baselines on the adaptive streams.
+* ``ledger CONFIG --horizon T`` certifies the configuration's Lemma 38 budget in arb balls (exit 1 if not);
+  a ``variant = "certified"`` configuration gets the certified split's ledger.
 * ``witness`` prints the exact privacy loss of BatchToCO and its broken variants on a tiny stream.
 """
 
@@ -180,8 +182,10 @@ def _doc(config, stream, entropy: str, released, *, pending):
 @click.option("--seeds", type=int, default=None, help="runs per stream (default: per-stream preset)")
 @click.option("--config", "config_path", default=None, help="a [co] configuration (default: the built-in one)")
 @click.option("--json", "json_path", default=None, help="also write the results (the co_bench.json payload) here")
+@click.option("--no-comparison", is_flag=True,
+              help="skip the certified variant's comparison on the adaptive streams (bursty, periodic, contact)")
 @guard
-def bench_cmd(quick, long_stream, out_dir, seeds, config_path, json_path):
+def bench_cmd(quick, long_stream, out_dir, seeds, config_path, json_path, no_comparison):
     """BatchToCO against recompute-every-step (basic / advanced composition) and a doubling schedule."""
     from ..bench.co import markdown, run_bench, stderr_progress
 
@@ -193,7 +197,7 @@ def bench_cmd(quick, long_stream, out_dir, seeds, config_path, json_path):
     if out.exists() and not out.is_dir():
         raise UsageFailure(f"--out is not a directory: {out_dir!r}")
     payload = run_bench(config, quick=quick, out_dir=out, progress=stderr_progress, long_stream=long_stream,
-                        seeds_override=seeds)
+                        seeds_override=seeds, comparison=not no_comparison)
     write_json(out_json, payload)
     click.echo(markdown(payload))
 
@@ -209,6 +213,19 @@ def ledger_cmd(config_path, horizon, json_path):
 
     out = check_writable(json_path, protected=(config_path,))
     config = COConfig.load(config_path)
+    if config.variant == "certified":
+        from proofs.co_certified_ledger import ledger as certified_ledger
+
+        if horizon > config.horizon:
+            raise UsageFailure(f"--horizon {horizon} exceeds the configuration's planned horizon {config.horizon}")
+        c = certified_ledger(config)
+        click.echo(f"eps = {c.epsilon} (certified variant, {c.levels} levels from l_0 = {c.first_level}): total <= "
+                   f"{c.total_upper:.9g}; shares " + ", ".join(f"{k} {v:.4f}" for k, v in c.shares.items())
+                   + f"; {'CERTIFIED' if c.certified else 'NOT certified'}")
+        write_json(out, c.to_dict())
+        if not c.certified:
+            sys.exit(EXIT_CHECK_FAILED)
+        return
     r = ledger(config, horizon)
     click.echo(f"eps = {r.epsilon}: levels <= min(T, 40) sum to <= {r.total_upper:.6g}; all levels <= "
                f"{r.total_with_tail_upper:.6g}; failure <= {r.failure_upper:.4g}; "
@@ -232,7 +249,7 @@ def witness_cmd(json_path):
     config = COConfig(epsilon=0.9, k=1, kappa=0.2)
     edges = [(0, 1), (0, 2), (1, 2)]
     rows = []
-    for v in VARIANTS:
+    for v in (name for name in VARIANTS if name != "selection_up"):  # selection_up: certified variant only
         r = witness(config, CoverageProblem(3, 1), edges, 2, implementation=variant(v), name=v, dps=20)
         rows.append(r.to_dict())
         click.echo(f"{v:16s} loss = {r.loss:.6g}  (eps = {r.epsilon})  delta(eps) = {r.delta_at_epsilon:.3g}  "

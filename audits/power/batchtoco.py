@@ -14,6 +14,7 @@ variant              mistake
 ``unnoised_score``   ThresholdSelect compares f(X_t, Y^) itself with h_l (no Laplace noise)
 ``batch_eps_level``  A called with eps(l) instead of eps_t / 2
 ``reused_gtm``       GTM_2's noise eta_1 (and tau_1, mu_1) kept across checkpoints (exact witness only)
+``selection_up``     certified variant: ThresholdSelect's Q run at 8 eps_Q while the split charges eps_Q
 ===================  ===================================================================
 """
 
@@ -22,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from gtm_core.batchtoco.gtm_instance import InstancePlan
-from gtm_core.validation import check_choice
+from gtm_core.validation import check_choice, check_positive
 
 BATCH_PRIVACIES = ("step", "level")
 INSTANCE_NOISES = ("fresh", "reused")
@@ -35,15 +36,21 @@ class BatchToCOImplementation:
     batch_privacy: str = "step"  # "step": A at eps_t / 2 (Definition 36) | "level": A at eps(l)
     score_noise: bool = True  # ThresholdSelect's score f(X_t, Y^) + Lap(2/eps_t); False: f itself
     instance_noise: str = "fresh"  # "fresh": every GTM_l.Init draws noise | "reused": GTM_2's kept
+    selection_scale: float = 1.0  # certified variant: Q runs at selection_scale * eps_Q (1 = as charged)
 
     def __post_init__(self):
         check_choice("batch_privacy", self.batch_privacy, BATCH_PRIVACIES)
         check_choice("instance_noise", self.instance_noise, INSTANCE_NOISES)
         check_choice("score_noise", self.score_noise, (True, False))
+        check_positive("selection_scale", self.selection_scale)
 
     def batch_epsilon(self, plan: InstancePlan, eps_t: float) -> float:
         """The privacy parameter A is called with at a step of GTM_l."""
         return eps_t / 2 if self.batch_privacy == "step" else plan.epsilon_c
+
+    def selection_epsilon(self, eps_q: float) -> float:
+        """The privacy ThresholdSelect's scored mechanism runs at (certified variant)."""
+        return eps_q * self.selection_scale
 
     @property
     def noised_score(self) -> bool:
@@ -65,6 +72,7 @@ VARIANTS: dict[str, BatchToCOImplementation] = {
     "unnoised_score": replace(CORRECT, score_noise=False),
     "batch_eps_level": replace(CORRECT, batch_privacy="level"),
     "reused_gtm": replace(CORRECT, instance_noise="reused"),
+    "selection_up": replace(CORRECT, selection_scale=8.0),
 }
 
 #: the variants the sampled driver runs (reused instance noise has an exact law only)

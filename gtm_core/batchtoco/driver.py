@@ -33,6 +33,8 @@ from ..errors import InvalidParameter, UnsupportedConfiguration
 from ..evaluation import mechanism_for_step
 from ..reference import GTM
 from . import params as P
+from . import certified as C
+from .errors import StreamError
 from .gtm_instance import InstancePlan, step_privacy_used
 from .implementation import ALGORITHM3, Algorithm3
 from .mechanisms import ScoredMechanism, TestMechanism
@@ -75,10 +77,15 @@ class BatchToCO:
         self.current = None
         self.checkpoints: list[int] = []
         self._gtm: GTM | None = None
+        self.certified = config.variant == "certified"
+        self.split = C.certified_split(config) if self.certified else None
 
     # ------------------------------------------------------------------
     def _new_instance(self) -> None:
-        plan = InstancePlan(self.config, self.level)
+        if self.certified and self.level > self.split.last_level:
+            self._gtm = None  # every level used: the output is held (post-processing, no component runs)
+            return
+        plan = C.CertifiedInstancePlan(self.config, self.level) if self.certified else InstancePlan(self.config, self.level)
         self._plan = plan
         self._gtm = GTM(self._rng)
         self._gtm.init(plan.tau1, plan.mu1)
@@ -86,17 +93,27 @@ class BatchToCO:
 
     def step(self, element) -> StepRecord:
         """Insert ``element`` (an edge, or None for an empty update) and release Y_t."""
+        c = self.config
+        if self.certified and self.t >= c.horizon:
+            raise StreamError(f"update {self.t + 1} is beyond the planned horizon T = {c.horizon} "
+                              "(variant = 'certified' plans T updates)")
         self.problem.insert(self.state, element)
         self.t += 1
-        c = self.config
         if self.t == 1:
-            eps1 = step_privacy_used(c, 1, 1)
+            eps1 = self.split.eps_first if self.certified else step_privacy_used(c, 1, 1)
             sols, _ = self.problem.sample(self.state, eps1, self._rng, 1)
             self.current = sols[0]
-            self.level = 2
+            self.level = self.split.first_level if self.certified else 2
             self._new_instance()
             return StepRecord(t=1, solution=self.current, checkpoint=False, selected=False, level=1, eps_t=eps1,
                               batch_calls=1, call_bound=1)
+        if self.certified and not self.checkpoints and self.split.eps_warmup > 0 and self.t & (self.t - 1) == 0:
+            # certified warm-up: recompute at t = 2, 4, 8, ... until the first checkpoint (certified.py)
+            sols, _ = self.problem.sample(self.state, self.split.eps_warmup, self._rng, 1)
+            self.current = sols[0]
+        if self._gtm is None:  # certified, after the last level: hold
+            return StepRecord(t=self.t, solution=self.current, checkpoint=False, selected=False, level=self.level,
+                              eps_t=0.0, batch_calls=0, call_bound=0)
         self.local_step += 1
         sp = self._plan.step(self.local_step)
         h = float(P.threshold_level(self.level, c.kappa))
@@ -109,18 +126,26 @@ class BatchToCO:
         if a != sp.s:
             return StepRecord(t=self.t, solution=self.current, checkpoint=False, selected=False, level=self.level,
                               eps_t=sp.eps_t, batch_calls=calls, call_bound=sp.evaluation_budget)
-        # checkpoint: ThresholdSelect_l with Q_t at the same (eps_t, delta_t)
-        xi = float(P.stopping_probability(self.level, c.p_bar, c.beta, c.c_beta))
-        scored = ScoredMechanism(self.problem, self.state, sp.eps_t, self._rng, batch_eps=batch_eps,
-                                 noised=self.implementation.noised_score)
-        result = threshold_select(scored, h, xi, min(sp.eps_t, 1.0), self._rng)
+        if self.certified:
+            # checkpoint: ThresholdSelect_l with Q at its own share eps_Q, threshold h_l - S_l (certified.py)
+            eps_q = self.implementation.selection_epsilon(self.split.eps_q)
+            xi = C.selection_stopping(c)
+            scored = ScoredMechanism(self.problem, self.state, eps_q, self._rng, batch_eps=eps_q / 2,
+                                     noised=self.implementation.noised_score)
+            result = threshold_select(scored, C.selection_threshold(c, self.level), xi, self.split.eps_0, self._rng)
+        else:
+            # checkpoint: ThresholdSelect_l with Q_t at the same (eps_t, delta_t)
+            xi = float(P.stopping_probability(self.level, c.p_bar, c.beta, c.c_beta))
+            scored = ScoredMechanism(self.problem, self.state, sp.eps_t, self._rng, batch_eps=batch_eps,
+                                     noised=self.implementation.noised_score)
+            result = threshold_select(scored, h, xi, min(sp.eps_t, 1.0), self._rng)
         if result.solution is not None:
             self.current = result.solution
         self.checkpoints.append(self.t)
         level = self.level
         self.level += 1
         self._new_instance()
-        cap = P.selection_draw_cap(level, c.p_bar, c.beta)
+        cap = result.iterations_cap if self.certified else P.selection_draw_cap(level, c.p_bar, c.beta)
         return StepRecord(t=self.t, solution=self.current, checkpoint=True, selected=result.solution is not None,
                           level=level, eps_t=sp.eps_t, batch_calls=calls + result.draws,
                           call_bound=sp.evaluation_budget + cap)

@@ -22,6 +22,10 @@ class Algorithm3:
         """The privacy parameter A is called with at a step of GTM_l: eps_t / 2 (Definition 36)."""
         return eps_t / 2
 
+    def selection_epsilon(self, eps_q: float) -> float:
+        """The privacy of ThresholdSelect's scored mechanism in the certified variant: its share eps_Q."""
+        return eps_q
+
     @property
     def noised_score(self) -> bool:
         """ThresholdSelect sees f(X_t, Y^) + Lap(2/eps_t) (Definition 36(2))."""

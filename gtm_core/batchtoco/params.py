@@ -37,6 +37,8 @@ from ..inputs import parse_toml, read_text_file
 from ..numeric import backend
 from ..validation import (
     check_choice,
+    check_int,
+    check_nonnegative,
     check_gamma,
     check_half_open_unit,
     check_nonnegative_int,
@@ -45,6 +47,12 @@ from ..validation import (
 )
 
 PROBLEMS = ("coverage", "maxcut")
+#: "literal": Algorithm 3 with Section 7.3's constants (the reference); "certified": the budget-tight
+#: variant of :mod:`gtm_core.batchtoco.certified` (same structure, shares spent in full, docs/batchtoco.md)
+VARIANTS = ("literal", "certified")
+#: fields only the certified variant reads (refused with variant = "literal")
+CERTIFIED_KEYS = ("horizon", "levels", "first_level", "gtm_share", "first_share", "test_ratio", "eps0_share",
+                  "max_evaluations", "warmup_share")
 
 # ---------------------------------------------------------------------------
 # the weight sequence omega_k = C_omega / (k ln^2(k+1))
@@ -323,7 +331,7 @@ def theorem42_failure(beta, c_beta, *, dps: int | None = None):
 # ---------------------------------------------------------------------------
 
 _KEYS = {"epsilon", "delta", "p_star", "kappa", "gamma", "beta", "c_1", "c_h", "c_beta",
-         "problem", "k", "seed"}
+         "problem", "k", "seed", "variant", *CERTIFIED_KEYS}
 
 
 @dataclass(frozen=True)
@@ -332,8 +340,12 @@ class COConfig:
 
     ``epsilon`` in (0, 1), ``delta`` in [0, 1), ``p_star`` in (0, 1/2], ``kappa`` > 0,
     ``gamma`` in (1, 2], ``beta`` in (0, 1/e), ``c_1``, ``c_h`` > 0, ``c_beta`` in (0, 1/3]
-    (Lemma 41). ``problem``: "coverage" (k-vertex coverage, private greedy) or "maxcut"
-    (exponential mechanism over all cuts). ``seed``: a seeded run is not for deployment.
+    (Lemma 41). ``problem``: "coverage" (k-vertex coverage, private greedy), "maxcut"
+    (exponential mechanism over all cuts).
+    ``seed``: a seeded run is not for deployment. ``variant``: "literal" (Algorithm 3 with
+    Section 7.3's constants) or "certified" (:mod:`gtm_core.batchtoco.certified`, which reads
+    ``horizon``, ``levels``, ``first_level``, ``gtm_share``, ``first_share``, ``test_ratio``,
+    ``eps0_share`` and ``max_evaluations``; refused with "literal").
     """
 
     epsilon: float = 0.9
@@ -348,6 +360,17 @@ class COConfig:
     problem: str = "coverage"
     k: int = 3
     seed: int | None = None
+    variant: str = "literal"
+    # certified variant only (gtm_core/batchtoco/certified.py); None = not set
+    horizon: int | None = None  # T: the stream length the run is planned for (updates beyond T are refused)
+    levels: int | None = None  # L: GTM levels first_level .. first_level + L - 1 (default: enough for OPT <= T)
+    first_level: int | None = None  # l_0 >= 2: the first GTM level (threshold h_{l_0} = (1 + kappa)^{l_0})
+    gtm_share: float | None = None  # fraction of a level's budget given to GTM_l (rest: ThresholdSelect)
+    first_share: float | None = None  # fraction of epsilon for the first call A(X_1)
+    test_ratio: float | None = None  # eps_G / eps_t: GTM_l's budget over its input privacy
+    eps0_share: float | None = None  # fraction of ThresholdSelect's share used as Lemma 34's eps_0
+    max_evaluations: float | None = None  # GTM_l's expected evaluations per step (horizon planner budget)
+    warmup_share: float | None = None  # fraction of epsilon for the warm-up recomputations (0 = none)
 
     def __post_init__(self):
         e = check_positive("epsilon", self.epsilon)
@@ -375,6 +398,44 @@ class COConfig:
         object.__setattr__(self, "k", check_positive_int("k", self.k))
         if self.seed is not None:
             object.__setattr__(self, "seed", check_nonnegative_int("seed", self.seed))
+        check_choice("variant", self.variant, VARIANTS)
+        if self.variant == "literal":
+            for name in CERTIFIED_KEYS:
+                if getattr(self, name) is not None:
+                    raise InvalidParameter(f"{name} is only used by variant = 'certified', got {getattr(self, name)!r}")
+        else:
+            self._check_certified()
+
+    def _check_certified(self) -> None:
+        """Fill and check the certified variant's fields (defaults documented in docs/batchtoco.md)."""
+        if self.horizon is None:
+            raise InvalidParameter("horizon is required for variant = 'certified' (the run is planned for T updates)")
+        T = check_positive_int("horizon", self.horizon)
+        if T > 10_000_000:
+            raise InvalidParameter(f"horizon must be <= 10^7, got {self.horizon!r}")
+        object.__setattr__(self, "horizon", T)
+        if self.first_level is not None:  # None: chosen by certified.certified_split (threshold >= the test's slack)
+            object.__setattr__(self, "first_level", check_int("first_level", self.first_level, minimum=2, maximum=10_000))
+        if self.levels is not None:  # None: enough levels for the last threshold to exceed T (OPT_T <= T)
+            object.__setattr__(self, "levels", check_int("levels", self.levels, minimum=1, maximum=10_000))
+        for name, default in (("gtm_share", 0.6), ("first_share", 0.001), ("eps0_share", 0.05)):
+            v = default if getattr(self, name) is None else getattr(self, name)
+            v = check_positive(name, v)
+            if not v < 1:
+                raise InvalidParameter(f"{name} must be in (0, 1), got {getattr(self, name)!r}")
+            object.__setattr__(self, name, v)
+        wu = 0.5 if self.warmup_share is None else self.warmup_share
+        wu = check_nonnegative("warmup_share", wu)
+        if not wu + self.first_share < 1:
+            raise InvalidParameter(f"warmup_share + first_share must be < 1, got {wu!r} + {self.first_share!r}")
+        object.__setattr__(self, "warmup_share", wu)
+        r = 16.0 if self.test_ratio is None else self.test_ratio
+        r = check_positive("test_ratio", r)
+        if not r > 1:
+            raise InvalidParameter(f"test_ratio must be > 1 (eps_t < eps_G), got {self.test_ratio!r}")
+        object.__setattr__(self, "test_ratio", r)
+        me = 1e4 if self.max_evaluations is None else self.max_evaluations
+        object.__setattr__(self, "max_evaluations", check_positive("max_evaluations", me))
 
     # derived quantities -----------------------------------------------------
     @property

@@ -171,3 +171,110 @@ def stream_from_dict(data, *, default_name: str = "stream") -> EdgeStream:
         edges.append(tuple(ids))
     multigraph = check_bool("multigraph", data.get("multigraph", False), error=StreamError)
     return EdgeStream(str(data.get("name", default_name)), names, tuple(edges), multigraph)
+
+
+# ---------------------------------------------------------------------------
+# streams where adaptivity matters: OPT flat for long stretches, then jumping
+# ---------------------------------------------------------------------------
+
+ADAPTIVE = ("bursty", "periodic", "contact")
+
+
+def _hub_stream(name: str, n_members: int, T: int, starts, sizes, rng, *, background_pairs=True) -> EdgeStream:
+    """Hubs 0..H-1 and members H..H+n_members-1. Burst i occupies updates starts[i] .. starts[i]+sizes[i]-1
+    (hub i linked to uniformly drawn members); every other update joins two distinct uniformly drawn members
+    (background: spread thin, it never changes which 2 hubs are best once a hub has a few dozen edges)."""
+    H = len(sizes)
+    owner = np.full(T, -1, dtype=np.int64)
+    for i, (s, z) in enumerate(zip(starts, sizes)):
+        owner[s:s + z] = i
+    members = rng.integers(H, H + n_members, size=(T, 2))
+    clash = members[:, 0] == members[:, 1]
+    members[clash, 1] = H + (members[clash, 0] - H + 1) % n_members
+    edges = []
+    for t in range(T):
+        if owner[t] >= 0:
+            edges.append((int(owner[t]), int(members[t, 0])))
+        else:
+            edges.append((int(members[t, 0]), int(members[t, 1])))
+    names = tuple([f"hub{i}" for i in range(H)] + [f"m{j}" for j in range(n_members)])
+    return EdgeStream(name, names, tuple(edges), True)
+
+
+def bursty_stream(n_updates: int, seed: int = 0, *, bursts: int = 6, burst_fraction: float = 0.6,
+                  growth: float = 1.6, n_members: int = 100) -> EdgeStream:
+    """OPT flat for long stretches, then jumping: ``bursts`` communities arrive at once, each a hub that
+    receives a contiguous block of edges (sizes growing by ``growth``, together ``burst_fraction`` of the
+    updates); the block starts are uniform random non-overlapping positions (seeded rule, fixed in
+    advance: ``numpy.random.default_rng(seed)``); all other updates are background edges among members."""
+    T = check_positive_int("n_updates", n_updates)
+    rng = np.random.default_rng(check_nonnegative_int("seed", seed))
+    w = growth ** np.arange(bursts)
+    sizes = np.maximum(1, np.floor(burst_fraction * T * w / w.sum()).astype(int))
+    gaps = rng.dirichlet(np.ones(bursts + 1)) * (T - int(sizes.sum()))
+    gaps = np.floor(gaps).astype(int)
+    starts, pos = [], 0
+    for i in range(bursts):
+        pos += int(gaps[i])
+        starts.append(pos)
+        pos += int(sizes[i])
+    return _hub_stream(f"bursty-m{T}-s{seed}", n_members, T, starts, sizes.tolist(), rng)
+
+
+def periodic_stream(n_updates: int, seed: int = 0, *, period: int = 1500, burst: int = 600,
+                    n_members: int = 100) -> EdgeStream:
+    """OPT growing on a slow schedule unrelated to powers of two: every ``period`` updates (the phase
+    drawn uniformly in [0, period) from the seed) a new hub arrives with a block of ``burst`` + 60 i
+    edges (each new hub beats the previous ones), background edges in between."""
+    T = check_positive_int("n_updates", n_updates)
+    rng = np.random.default_rng(check_nonnegative_int("seed", seed))
+    phase = int(rng.integers(0, period))
+    starts, sizes, i = [], [], 0
+    while phase + i * period < T:
+        s = phase + i * period
+        starts.append(s)
+        sizes.append(min(burst + 60 * i, T - s, period))
+        i += 1
+    return _hub_stream(f"periodic-m{T}-s{seed}", n_members, T, starts, sizes, rng)
+
+
+def contact_stream(n_updates: int, seed: int = 0) -> EdgeStream:
+    """A contact-like temporal stream generated from a real graph networkx ships (Les Miserables, the
+    co-appearance counts as weights), documented rule: the graph's communities
+    (``networkx.community.greedy_modularity_communities``, weighted) become active one after another in a
+    seeded random order, each for an equal share of the updates (a storyline's chapters); each update is
+    an interaction drawn from the active community's internal edges with probability proportional to the
+    co-appearance weight (a multigraph: repeated contacts)."""
+    import networkx as nx
+
+    T = check_positive_int("n_updates", n_updates)
+    rng = np.random.default_rng(check_nonnegative_int("seed", seed))
+    g = nx.les_miserables_graph()
+    nodes = sorted(g.nodes())
+    index = {v: i for i, v in enumerate(nodes)}
+    comms = [c for c in nx.community.greedy_modularity_communities(g, weight="weight") if len(c) >= 2]
+    comms = [comms[i] for i in rng.permutation(len(comms))]
+    blocks = []
+    for c in comms:
+        sub = [(index[u], index[v], float(d.get("weight", 1.0))) for u, v, d in g.subgraph(c).edges(data=True)]
+        if sub:
+            blocks.append(sub)
+    per = T // len(blocks)
+    edges = []
+    for b, sub in enumerate(blocks):
+        n = per if b < len(blocks) - 1 else T - per * (len(blocks) - 1)
+        w = np.array([x[2] for x in sub])
+        pick = rng.choice(len(sub), size=n, p=w / w.sum())
+        edges.extend((sub[i][0], sub[i][1]) for i in pick)
+    return EdgeStream(f"contact-lesmis-m{T}-s{seed}", tuple(str(v) for v in nodes), tuple(edges), True)
+
+
+def adaptive_stream(name: str, n_updates: int, seed: int = 0) -> EdgeStream:
+    """One of :data:`ADAPTIVE` by name."""
+    if name == "bursty":
+        return bursty_stream(n_updates, seed)
+    if name == "periodic":
+        return periodic_stream(n_updates, seed)
+    if name == "contact":
+        return contact_stream(n_updates, seed)
+    raise StreamError(f"unknown adaptive stream {name!r} (known: {', '.join(ADAPTIVE)})")

@@ -35,6 +35,7 @@ import mpmath
 from ..errors import InvalidParameter, UnsupportedConfiguration
 from ..exact import continuation_probability, transcript_distribution
 from ..validation import check_int
+from . import certified as C
 from . import params as P
 from .gtm_instance import InstancePlan, step_privacy_used
 from .implementation import ALGORITHM3, Algorithm3
@@ -57,8 +58,14 @@ class _Context:
     dps: int
 
 
+def _plan(ctx: _Context, level: int, horizon: int | None = None):
+    if ctx.config.variant == "certified":
+        return C.CertifiedInstancePlan(ctx.config, level, horizon=horizon)
+    return InstancePlan(ctx.config, level, horizon=horizon)
+
+
 def _step_eps(ctx: _Context, level: int, j: int) -> float:
-    return InstancePlan(ctx.config, level).step(j).eps_t
+    return _plan(ctx, level).step(j).eps_t
 
 
 def _batch_eps(ctx: _Context, level: int, eps_t: float) -> float:
@@ -76,11 +83,23 @@ def test_probability(ctx: _Context, level: int, t: int, eps_t: float):
 def selection_law(ctx: _Context, level: int, t: int, eps_t: float) -> list:
     """ThresholdSelect_l's output law at checkpoint time t: [(solution or None, probability)]."""
     c = ctx.config
+    if c.variant == "certified":
+        split = C.certified_split(c)
+        eps_q = ctx.implementation.selection_epsilon(split.eps_q)
+        h = mpmath.mpf(C.selection_threshold(c, level))
+        xi = mpmath.mpf(C.selection_stopping(c))
+        cap = P.threshold_select_iterations(xi, split.eps_0)
+        law = ctx.problem.law(ctx.states[t], eps_q / 2, dps=ctx.dps)
+        return _selection_from_law(ctx, law, h, xi, cap, eps_q)
     h = P.threshold_level(level, c.kappa, dps=ctx.dps)
     xi = P.stopping_probability(level, P.co_rejection_threshold(c.p_star, c.gamma, c.c_1, c.c_h, dps=ctx.dps),
                                 c.beta, c.c_beta, dps=ctx.dps)
     cap = P.threshold_select_iterations(xi, min(eps_t, 1.0))
     law = ctx.problem.law(ctx.states[t], _batch_eps(ctx, level, eps_t), dps=ctx.dps)
+    return _selection_from_law(ctx, law, h, xi, cap, eps_t)
+
+
+def _selection_from_law(ctx: _Context, law, h, xi, cap, eps_t) -> list:
     with mpmath.workdps(ctx.dps):
         if not ctx.implementation.noised_score:
             q = [(y, pr * (1 if v >= h else 0)) for y, pr, v in law]
@@ -104,19 +123,26 @@ class _ReusedNoisePlan:
         return self._plan.step(j)
 
 
-def _segments(T: int, halts: tuple) -> list:
-    """[(level, start, end, halted)] for a checkpoint pattern."""
-    segs, start, level = [], 2, 2
+def _segments(T: int, halts: tuple, first: int = 2, last: int | None = None) -> list:
+    """[(level, start, end, halted)] for a checkpoint pattern (levels first..last; after the last, hold)."""
+    segs, start, level = [], 2, first
     for h in halts:
         segs.append((level, start, h, True))
         start, level = h + 1, level + 1
-    if start <= T:
+    if start <= T and (last is None or level <= last):
         segs.append((level, start, T, False))
     return segs
 
 
+def _levels(config: COConfig) -> tuple[int, int | None]:
+    if config.variant == "certified":
+        split = C.certified_split(config)
+        return split.first_level, split.last_level
+    return 2, None
+
+
 def _pattern_probability(ctx: _Context, T: int, halts: tuple, cache: dict):
-    segs = _segments(T, halts)
+    segs = _segments(T, halts, *_levels(ctx.config))
     if ctx.implementation.fresh_instance_noise:
         total = mpmath.mpf(1)
         for level, start, end, halted in segs:
@@ -124,7 +150,7 @@ def _pattern_probability(ctx: _Context, T: int, halts: tuple, cache: dict):
             if key not in cache:
                 n = T - start + 1
                 ps = [test_probability(ctx, level, start + j - 1, _step_eps(ctx, level, j)) for j in range(1, n + 1)]
-                cache[key] = transcript_distribution(InstancePlan(ctx.config, level, horizon=n), ps, dps=max(ctx.dps, 20))
+                cache[key] = transcript_distribution(_plan(ctx, level, horizon=n), ps, dps=max(ctx.dps, 20))
             dist = cache[key]
             j = end - start + 1
             total *= dist.halt[j - 1].value if halted else dist.cont[j - 1].value
@@ -163,15 +189,25 @@ def output_law(config: COConfig, problem, edges, *, implementation: Algorithm3 =
         problem.insert(state, e)
         states.append(copy.deepcopy(state))
     ctx = _Context(config, problem, states, implementation, dps)
-    eps11 = step_privacy_used(config, 1, 1)
+    first, last = _levels(config)
+    if config.variant == "certified":
+        if C.certified_split(config).eps_warmup > 0:
+            raise UnsupportedConfiguration("the exact witness of the certified variant covers warmup_share = 0")
+        eps11 = C.certified_split(config).eps_first
+    else:
+        eps11 = step_privacy_used(config, 1, 1)
     law1 = problem.law(states[1], eps11, dps=dps)
     out: dict = {}
     cache: dict = {}
     with mpmath.workdps(dps):
-        for r in range(0, T):
+        max_halts = T if last is None else min(T, last - first + 1 + 1)
+        for r in range(0, min(T, max_halts)):
+            if last is not None and r > last - first + 1:
+                break
             for halts in itertools.combinations(range(2, T + 1), r):
                 pg = _pattern_probability(ctx, T, halts, cache)
-                sels = [selection_law(ctx, 2 + i, h, _step_eps(ctx, 2 + i, h - (_segments(T, halts)[i][1]) + 1))
+                segs = _segments(T, halts, first, last)
+                sels = [selection_law(ctx, first + i, h, _step_eps(ctx, first + i, h - segs[i][1] + 1))
                         for i, h in enumerate(halts)]
                 for y1, p1, _ in law1:
                     for choice in itertools.product(*sels):

@@ -31,3 +31,14 @@ def test_measure_and_summary_on_florentine():
 def test_lemma40_bound_grows_with_opt():
     cfg = COConfig()
     assert lemma40_bound(cfg, 10, 100) <= lemma40_bound(cfg, 10**6, 100)
+
+
+def test_certified_comparison_on_a_short_bursty_stream():
+    from audits.bench.co import compare, comparison_markdown
+    from gtm_core.batchtoco.params import COConfig
+
+    payload = compare(COConfig(), streams=("bursty",), T=600, seeds=1, progress=lambda m: None)
+    s = payload["streams"][0]
+    assert set(s["median_mean"]) == {"certified", "basic", "advanced", "doubling"}
+    assert payload["ledger"]["certified"]
+    assert "Certified BatchToCO" in comparison_markdown(payload)

@@ -244,3 +244,19 @@ def test_bench_json_writes_the_payload(tmp_path, monkeypatch):
     cfg, _ = _files(tmp_path)
     r = _run(["co", "bench", "--config", str(cfg), "--json", str(cfg)])  # never over an input, before any work
     assert r.exit_code == 2 and "would overwrite" in r.stderr
+
+
+def test_ledger_of_the_certified_example_spends_all_of_epsilon(tmp_path):
+    out = tmp_path / "ledger.json"
+    r = _run(["co", "ledger", "examples/co/certified.toml", "--horizon", "78", "--json", str(out)])
+    assert r.exit_code == 0 and "CERTIFIED" in r.stdout and "certified variant" in r.stdout
+    doc = json.loads(out.read_text())
+    assert doc["certified"] and doc["shares"]["unspent"] < 1e-9
+    r = _run(["co", "ledger", "examples/co/certified.toml", "--horizon", "1000"])
+    assert r.exit_code == 2 and "planned horizon" in r.stderr
+
+
+def test_run_certified_example_releases_every_update(tmp_path):
+    r = _run(["co", "run", "examples/co/certified.toml", "--stream", "examples/co/karate_stream.json"])
+    assert r.exit_code == 0, r.output
+    assert len(r.stdout.strip().splitlines()) == 78

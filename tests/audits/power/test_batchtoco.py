@@ -23,7 +23,8 @@ def test_every_broken_variant_changes_exactly_one_member():
     eps_t = plan.step(2).eps_t
 
     def members(impl):
-        return (impl.batch_epsilon(plan, eps_t), impl.noised_score, impl.fresh_instance_noise)
+        return (impl.batch_epsilon(plan, eps_t), impl.noised_score, impl.fresh_instance_noise,
+                impl.selection_epsilon(0.01))
 
     good = members(CORRECT)
     for name, impl in VARIANTS.items():
@@ -32,7 +33,9 @@ def test_every_broken_variant_changes_exactly_one_member():
         assert not impl.is_algorithm3
         assert sum(a != b for a, b in zip(members(impl), good)) == 1, name
     assert VARIANTS["batch_eps_level"].batch_epsilon(plan, eps_t) == plan.epsilon_c
-    assert SAMPLED_VARIANTS == ("correct", "unnoised_score", "batch_eps_level")
+    assert VARIANTS["selection_up"].selection_epsilon(0.01) == pytest.approx(0.08)
+    assert CORRECT.selection_epsilon(0.01) == ALGORITHM3.selection_epsilon(0.01) == 0.01
+    assert SAMPLED_VARIANTS == ("correct", "unnoised_score", "batch_eps_level", "selection_up")
 
 
 def test_bad_fields_and_names_are_refused():

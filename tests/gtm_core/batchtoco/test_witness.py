@@ -74,3 +74,20 @@ def test_instance_input_witness_catches_batch_at_level_budget():
     bad = instance_input_witness(COConfig(), 2, implementation=variant("batch_eps_level"))
     assert not good.exceeds and good.loss > 0
     assert bad.exceeds and bad.loss > 3 * bad.share
+
+
+def test_certified_variant_exact_witness_and_selection_up():
+    """The certified variant on the 3-edge stream (2 levels, no warm-up): correct loss <= eps; the
+    selection_up mutant (Q at 8 eps_Q) leaks 6.5x more, exactly computed (still <= eps on this instance)."""
+    from audits.power.batchtoco import variant
+    from gtm_core.batchtoco.params import COConfig
+    from gtm_core.batchtoco.problems import CoverageProblem
+    from gtm_core.batchtoco.witness import witness
+
+    cfg = COConfig(variant="certified", horizon=3, k=1, kappa=0.2, levels=2, warmup_share=0.0, first_share=0.05)
+    edges = [(0, 1), (0, 2), (1, 2)]
+    ok = witness(cfg, CoverageProblem(3, 1), edges, 2, implementation=variant("correct"), dps=20)
+    up = witness(cfg, CoverageProblem(3, 1), edges, 2, implementation=variant("selection_up"), dps=20)
+    assert abs(ok.total - 1) < 1e-12 and abs(ok.total_neighbour - 1) < 1e-12
+    assert not ok.exceeds
+    assert up.loss > 3 * ok.loss
