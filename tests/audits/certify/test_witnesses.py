@@ -342,3 +342,28 @@ def test_verifier_refuses_an_audit_of_the_wrong_claim():
     other = {**hs, "values": {**hs["values"], "delta_claimed": 0.02}}
     assert any(wrong in p for p in consistency_problems({"claims": [approx, other]}))
     assert any("claims pure epsilon" in p for p in consistency_problems({"claims": [hs]}))
+
+
+def test_a_capped_certificate_audits_its_eps_delta_claim_and_re_runs_it():
+    """End to end: a capped configuration that certifies (examples/default.toml with evaluation_budget =
+    "refuse", T = 30) gets privacy.audit at privacy.approximate's (epsilon, delta), n/a pure epsilon;
+    --verify --rerun reproduces the audit and a forged loss-test audit in its place is tampered."""
+    from audits.certify import body_digest, certify, verify_document
+
+    base = GTMConfig.load("examples/default.toml").to_dict()
+    config = GTMConfig.from_dict({**base, "gtm": {**base["gtm"], "evaluation_budget": "refuse"}})
+    only = {"privacy.audit": W.DEFAULT_WITNESSES["privacy.audit"]}
+    cert = certify(config, horizon=30, quick=True, seconds=3, seed=11, progress=False, witnesses=only)
+    claims = {c.id: c for c in cert.claims}
+    assert claims["privacy.pure-epsilon"].status == "not-applicable"
+    audit, approx = claims["privacy.audit"], claims["privacy.approximate"]
+    assert audit.status == "pass", audit.values
+    assert (audit.values["measure"], audit.values["delta_claimed"]) == ("approximate", approx.values["delta_upper"])
+    doc = json.loads(cert.to_json())
+    assert verify_document(doc, rerun=True, witnesses=only).status == "unsigned"  # consistent, reproduced
+    body = doc["body"]
+    i = next(i for i, c in enumerate(body["claims"]) if c["id"] == "privacy.audit")
+    body["claims"][i] = {**body["claims"][i], "values": {"epsilon_claimed": 1.0, "epsilon_lower_bound": 0.3}}
+    doc["sha256"] = body_digest(body)
+    v = verify_document(doc)
+    assert v.status == "tampered" and any("did not test the certificate's" in p for p in v.problems)
