@@ -1,4 +1,4 @@
-"""`gtm certify --quick` on every bundled example and `gtm tune` on the questions of issue 31: wall and CPU.
+"""`gtm certify --quick` on every bundled example and `gtm tune` on the tuning questions: wall and CPU.
 
     python -m benchmarks.bench_certify_examples [--examples default,budget/capped] [--no-tune]
                                                [--certify-tuned] [--full] [--out PATH]
@@ -9,7 +9,7 @@ and ``--seed 1``. Per run it records the wall time, the CPU time of the child (u
 ``getrusage(RUSAGE_CHILDREN)``), the load average before and after, the exit code, and for certify
 the verdict and the per-witness stage timings of the certificate's provenance.
 
-The targets (issue 31): ``--quick`` <= 120 s wall, full <= 900 s, ``gtm tune`` <= 30 s wall, each on the
+The targets (docs/horizon.md, README): ``--quick`` <= 120 s wall, full <= 900 s, ``gtm tune`` <= 30 s wall, each on the
 idle 2-core machine. On a shared machine wall time is CPU time plus the time the process waited for a
 core; ``wait_seconds`` = wall - CPU is that wall-clock overhead (the runs are single-threaded apart
 from short numpy/flint bursts, so CPU <= wall in practice). ``within_target_cpu`` judges CPU time
@@ -34,7 +34,7 @@ from benchmarks.machine import machine_info
 
 ROOT = Path(__file__).resolve().parent.parent
 QUICK_LIMIT, FULL_LIMIT, TUNE_LIMIT = 120.0, 900.0, 30.0
-# gtm tune: issue 31's questions - T = 10, 100, 1000 for both --p-bar and --max-evaluations, at the
+# gtm tune: the benchmark questions - T = 10, 100, 1000 for both --p-bar and --max-evaluations, at the
 # setting of examples/horizon.toml (eps = 1, eps_t = 0.1, p* = 0.5; its p_bar 0.00142931)
 TUNE_BASE = ("--epsilon", "1", "--eps-t", "0.1", "--p-star", "0.5")
 TUNE_QUESTIONS = tuple(
