@@ -1,7 +1,7 @@
 """`gtm certify --quick` on every bundled example and `gtm tune` on the tuning questions: wall and CPU.
 
     python -m benchmarks.bench_certify_examples [--examples default,budget/capped] [--no-tune]
-                                               [--certify-tuned] [--full] [--out PATH]
+                                               [--no-certify] [--certify-tuned] [--full] [--out PATH]
 
 Every run is a fresh ``python -m audits.cli ...`` subprocess (what a user runs, interpreter start-up
 and imports included) with a fresh lemma-check cache (the first, uncached run is the one that counts)
@@ -114,11 +114,13 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--examples", default=None, help="comma-separated names under examples/ (default: all)")
     ap.add_argument("--no-tune", action="store_true", help="skip the gtm tune questions")
+    ap.add_argument("--no-certify", action="store_true", help="skip the bundled examples (tune questions only)")
     ap.add_argument("--certify-tuned", action="store_true", help="also certify --quick each tuned design")
     ap.add_argument("--full", action="store_true", help="also time the full certificate (up to 15 min each)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "certify_examples.json"))
     args = ap.parse_args(argv)
     names = bundled_examples() if args.examples is None else [n.strip() for n in args.examples.split(",")]
+    names = [] if args.no_certify else names
     result = {"benchmark": "certify_examples", "machine_start": machine_info(), "targets_seconds":
               {"quick": QUICK_LIMIT, "full": FULL_LIMIT, "tune": TUNE_LIMIT}, "certify": [], "tune": [],
               "certify_tuned": []}
