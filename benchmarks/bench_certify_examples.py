@@ -1,7 +1,8 @@
 """`gtm certify --quick` on every bundled example and `gtm tune` on the tuning questions: wall and CPU.
 
     python -m benchmarks.bench_certify_examples [--examples default,budget/capped] [--no-tune]
-                                               [--no-certify] [--certify-tuned] [--full] [--out PATH]
+                                               [--no-certify] [--certify-tuned] [--capped default]
+                                               [--full] [--out PATH]
 
 Every run is a fresh ``python -m audits.cli ...`` subprocess (what a user runs, interpreter start-up
 and imports included) with a fresh lemma-check cache (the first, uncached run is the one that counts)
@@ -47,6 +48,14 @@ def bundled_examples() -> list[str]:
     .toml; examples/co/ holds coverage-oracle configurations, which ``gtm certify`` does not take)."""
     ex = ROOT / "examples"
     return sorted(str(p.relative_to(ex).with_suffix("")) for p in ex.rglob("*.toml") if "[gtm]" in p.read_text())
+
+
+def capped_variant(path: Path) -> str:
+    """The TOML of the example at ``path`` with ``evaluation_budget = "refuse"`` (a capped deployment)."""
+    from gtm_core import GTMConfig
+
+    d = GTMConfig.load(path).to_dict()
+    return GTMConfig.from_dict({**d, "gtm": {**d["gtm"], "evaluation_budget": "refuse"}}).to_toml()
 
 
 def loadavg() -> list[float]:
@@ -116,6 +125,8 @@ def main(argv=None):
     ap.add_argument("--no-tune", action="store_true", help="skip the gtm tune questions")
     ap.add_argument("--no-certify", action="store_true", help="skip the bundled examples (tune questions only)")
     ap.add_argument("--certify-tuned", action="store_true", help="also certify --quick each tuned design")
+    ap.add_argument("--capped", default="", help="comma-separated example names also certified with "
+                    "evaluation_budget = \"refuse\" (e.g. default: its (eps, delta) witnesses)")
     ap.add_argument("--full", action="store_true", help="also time the full certificate (up to 15 min each)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "certify_examples.json"))
     args = ap.parse_args(argv)
@@ -137,6 +148,13 @@ def main(argv=None):
                 result["certify"].append(row)
                 _print(row)
                 save()
+        for name in [n.strip() for n in args.capped.split(",") if n.strip()]:
+            cfg = work / f"{name}-refuse.toml"
+            cfg.write_text(capped_variant(ROOT / "examples" / f"{name}.toml"))
+            row = certify_one(cfg, f"{name}+refuse", True, work)
+            result["certify"].append(row)
+            _print(row)
+            save()
         if not args.no_tune:
             for qname, T, question in TUNE_QUESTIONS:
                 row = tune_one(qname, T, question, work)
