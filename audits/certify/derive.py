@@ -152,9 +152,10 @@ def _privacy_claims(config, plan, sps, rows) -> list[Claim]:
         ))
         if not plan.pure:
             c = out[-1]
-            out[-1] = Claim(c.id, c.category, c.statement + " Not applicable to the deployed mechanism: "
-                            "evaluation_budget = \"refuse\" truncates Algorithm 1, which is then not pure "
-                            "epsilon-DP (see privacy.approximate).", c.values, c.witness, "not-applicable")
+            out[-1] = Claim(c.id, c.category, "Not applicable to the deployed mechanism, which is not pure "
+                            "epsilon-DP: evaluation_budget = \"refuse\" truncates Algorithm 1 (see "
+                            "privacy.approximate). Algorithm 1 alone would be: " + c.statement, c.values,
+                            c.witness, "not-applicable")
     else:
         ok1 = 1 / Fraction(plan.tau1) <= Fraction(g.epsilon_c)
         out.append(Claim(

@@ -123,6 +123,26 @@ class Refusal:
         return {"claim_id": self.claim_id, "reason": self.reason, "fix": self.fix, "fix_values": self.fix_values}
 
 
+def privacy_summary(claims: list[dict]) -> str:
+    """One line: the privacy the certificate states, from its claims (dicts of :meth:`Claim.to_dict`) -
+    ``(eps, delta)-DP`` when it has privacy.approximate (``evaluation_budget = "refuse"``: never pure),
+    pure epsilon only from a privacy.pure-epsilon that applies, the ex-post bounds for theorem23."""
+    by_id = {c.get("id"): c for c in claims}
+    approx, pure = by_id.get("privacy.approximate"), by_id.get("privacy.pure-epsilon")
+    expost = by_id.get("privacy.expost-continuation")
+    if approx is not None:
+        v = approx["values"]
+        return (f"privacy: ({v['epsilon']:g}, {v['delta_upper']:.3g})-differentially private (approximate: "
+                f"evaluation_budget = \"refuse\"), not pure epsilon-DP [{approx['status']}]")
+    if pure is not None:
+        return (f"privacy: {pure['values']['epsilon']:g}-differentially private (pure: evaluation_budget = "
+                f"\"none\") [{pure['status']}]")
+    if expost is not None:
+        return (f"privacy: ex-post (Theorem 23), continuation loss <= eps_C = {expost['values']['epsilon_c']:g}, "
+                f"halting losses per privacy.expost-halting [{expost['status']}]")
+    return "privacy: no privacy claim"
+
+
 @dataclass
 class Certificate:
     config: GTMConfig

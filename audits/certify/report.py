@@ -16,6 +16,7 @@ import html
 import math
 
 from ..plotting import draw_event_losses, event_loss_figsize, event_loss_rows, figure, png_base64
+from .model import privacy_summary
 
 _STATUS_WORD = {"pass": "PASS", "fail": "FAIL", "witness-unavailable": "WITNESS UNAVAILABLE",
                 "not-applicable": "n/a", "info": "info", "recorded": "recorded"}
@@ -214,6 +215,7 @@ def render_markdown(doc: dict) -> str:
     lines += [
         f"- parameterization: `{cfg['gtm'].get('parameterization')}`, horizon T = {body['horizon']}, "
         f"mode: {body['mode']}",
+        f"- {privacy_summary(body['claims'])}",
         f"- configuration sha256: `{body['config_sha256']}`",
         f"- certificate sha256: `{doc.get('sha256', '')}` (check with `gtm certify --verify`)",
         "",
@@ -336,6 +338,7 @@ def _html_summary(doc: dict) -> list[str]:
             "<ul>",
             f"<li>parameterization <code>{_e(body['config']['gtm'].get('parameterization'))}</code>, horizon T = "
             f"{_e(body['horizon'])}, mode {_e(body['mode'])}</li>",
+            f"<li>{_e(privacy_summary(body['claims']))}</li>",
             f"<li>configuration sha256 <code>{_e(body['config_sha256'])}</code></li>",
             f"<li>certificate sha256 <code>{_e(doc.get('sha256', ''))}</code> (check with "
             f"<code>gtm certify --verify</code>)</li>",

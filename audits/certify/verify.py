@@ -338,7 +338,10 @@ def consistency_problems(body: dict) -> list[str]:
         if st != "pass":
             continue
         try:
-            if c["id"] == "privacy.audit" and not (float(v["epsilon_lower_bound"]) <= float(v["epsilon_claimed"])):
+            if c["id"] == "privacy.audit" and v.get("method") == "hockey-stick":
+                if not float(v["delta_lower_bound"]) <= float(v["delta_claimed"]):
+                    problems.append("privacy.audit passes although its lower bound on delta exceeds the claim")
+            elif c["id"] == "privacy.audit" and not (float(v["epsilon_lower_bound"]) <= float(v["epsilon_claimed"])):
                 problems.append("privacy.audit passes although its lower bound exceeds the claim")
             if c["id"] == "privacy.exact-worst-case" and v.get("objective") == "delta":
                 if not exact_delta_within(v["delta_found_upper"], v["delta_claimed"]):
@@ -351,7 +354,30 @@ def consistency_problems(body: dict) -> list[str]:
                 problems.append("privacy.lemma-checks passes with a lemma that is not proved")
         except (KeyError, TypeError, ValueError, AttributeError):
             problems.append(f"claim {c.get('id')} has malformed values")
-    return problems
+    return problems + audit_claim_problems(body)
+
+
+def audit_claim_problems(body: dict) -> list[str]:
+    """A passing privacy.audit must have tested the claim the certificate makes: (epsilon, delta) by the
+    hockey-stick test at privacy.approximate's delta when the certificate has that claim (a capped
+    configuration), pure epsilon by the loss test otherwise."""
+    claims = {c.get("id"): c for c in body.get("claims", []) if isinstance(c, dict)}
+    audit = claims.get("privacy.audit")
+    if not audit or audit.get("status") != "pass":
+        return []
+    v = audit.get("values") or {}
+    approx = claims.get("privacy.approximate")
+    if approx is None:
+        return ([] if v.get("method", "loss") == "loss" else
+                ["privacy.audit tested an (epsilon, delta) claim although the certificate claims pure epsilon"])
+    try:
+        same = v.get("method") == "hockey-stick" and v.get("measure") == "approximate" and \
+            float(v["delta_claimed"]) == float(approx["values"]["delta_upper"]) and \
+            float(v["epsilon_claimed"]) == float(approx["values"]["epsilon"])
+    except (KeyError, TypeError, ValueError):
+        return ["claim privacy.audit has malformed values"]
+    return [] if same else ["privacy.audit did not test the certificate's (epsilon, delta) claim "
+                            "(privacy.approximate)"]
 
 
 def exact_delta_within(found_upper, claimed) -> bool:

@@ -11,6 +11,7 @@ claim carrying the error message, never into a silent ``witness-unavailable``.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import Callable, Mapping
@@ -24,7 +25,7 @@ from proofs import cache as lemma_cache
 from proofs import instantiate, registry
 from proofs.plan_checks import CHERNOFF_PLANNERS
 
-from .. import gtm_audit, targets
+from .. import capped_claim, capped_target, gtm_audit, targets
 from .derive import approximate_delta_upper
 from .model import Claim, Witness, WitnessContext
 
@@ -240,14 +241,59 @@ def exact_threshold_claim(plan, rows, *, seconds: float) -> Claim:
 # ---------------------------------------------------------------------------
 
 
-def audit_claim(plan, *, max_samples: int, seed: int, confidence: float = 0.95, executor=None) -> Claim:
+def audit_claim(plan, *, max_samples: int, seed: int, confidence: float = 0.95, executor=None,
+                claim: str = "auto", delta_claimed: float | None = None) -> Claim:
+    """privacy.audit: a statistical audit of the deployed GTM against the privacy claim its configuration
+    makes (:func:`audits.capped_claim.privacy_claim`; ``claim`` forces another, for tests of the tester).
+    ``evaluation_budget = "none"``: the in-process simulator of Algorithm 1 (:class:`audits.targets.
+    SimulatorTarget`) against pure epsilon (the loss test, a lower bound on epsilon); ``"refuse"``: the
+    deployed, capped GTM (:class:`audits.capped_target.DeployedSimulatorTarget`, refusals included)
+    against (epsilon, delta) (the hockey-stick test, a lower bound on delta(epsilon);
+    ``max_samples`` sets its estimation size, a quarter per input of the chosen pair).
+    ``delta_claimed``: the certificate's delta (privacy.approximate's arb upper bound) in place of the
+    planner's float one for an (epsilon, delta) claim (the two agree; the audit tests what is printed)."""
+    cid = "privacy.audit"
+    stated = capped_claim.privacy_claim(plan, claim=claim)
+    if delta_claimed is not None and stated.measure == capped_claim.APPROXIMATE:
+        stated = dataclasses.replace(stated, delta=float(delta_claimed))
+    _, eps_t = gtm_audit.audit_parameters(plan.config)
+    if stated.method == capped_claim.LOSS:
+        return _loss_audit(plan, stated, eps_t, max_samples=max_samples, seed=seed, confidence=confidence,
+                           executor=executor)
+    target = capped_target.DeployedSimulatorTarget(plan)
+    res = capped_claim.audit_claim(target, stated, eps_t=eps_t, seconds=None, seed=seed % (2**32),
+                                   confidence=confidence, max_samples=max_samples).result
+    statement = (f"A statistical audit of the deployed GTM under this configuration (evaluation_budget = "
+                 f"\"{plan.budget_policy}\": refusals included) finds no violation of its "
+                 f"{_measure_words(stated)} claim: the {confidence:g}-confidence lower bound on the "
+                 f"hockey-stick divergence delta(eps) at eps = {stated.epsilon:g} stays at or below "
+                 f"delta = {stated.delta:.3g}.")
+    lb = float(res.delta_lower_bound)
+    values = {"verdict": res.verdict, "method": stated.method, "measure": stated.measure,
+              "epsilon_claimed": stated.epsilon, "delta_claimed": stated.delta, "delta_lower_bound": lb,
+              "confidence": res.confidence, "samples": res.samples, "max_samples": max_samples,
+              "seconds": res.seconds, "claim": stated.to_dict(), "witness": res.witness}
+    ok = res.verdict == "no-violation-found" and lb <= stated.delta
+    return Claim(cid, "privacy", statement, values,
+                 Witness("audit", {"target": "in-process vectorised deployed GTM, evaluation budget enforced "
+                                             "(audits.capped_target)", "test": "audits.capped_claim.audit_claim",
+                                   "seed": seed}), "pass" if ok else "fail")
+
+
+def _measure_words(stated) -> str:
+    return (f"pure {stated.epsilon:g}-DP" if stated.measure == capped_claim.PURE
+            else f"({stated.epsilon:g}, {stated.delta:.3g})-DP")
+
+
+def _loss_audit(plan, stated, eps_t, *, max_samples: int, seed: int, confidence: float, executor) -> Claim:
+    """The pure-epsilon loss audit of the uncapped GTM (Algorithm 1, no budget: the simulator)."""
     cid = "privacy.audit"
     statement = ("A statistical audit of the reference GTM under this configuration finds no privacy violation: "
                  f"the {confidence:g}-confidence lower bound on the privacy loss stays at or below the claim.")
     target = targets.SimulatorTarget(plan)
-    claimed, eps_t = gtm_audit.audit_parameters(plan.config)
+    claimed = stated.epsilon
     res = gtm_audit.audit(target, epsilon=claimed, eps_t=eps_t, seconds=None, max_samples=max_samples,
-                        seed=seed % (2**32), confidence=confidence, progress=False, executor=executor)
+                          seed=seed % (2**32), confidence=confidence, progress=False, executor=executor)
     d = res.to_dict()
     lb = float(d["epsilon_lower_bound"])
     verdict = d["verdict"]
@@ -278,6 +324,7 @@ DEFAULT_WITNESSES: Mapping[str, WitnessFunction] = {
         delta_claimed=None if ctx.plan.pure else approximate_delta_upper(ctx.plan, ctx.rows)[0]),
     "accuracy.exact-threshold": lambda ctx: exact_threshold_claim(ctx.plan, ctx.rows,
                                                                   seconds=ctx.budgets["exact_threshold"]),
-    "privacy.audit": lambda ctx: audit_claim(ctx.plan, max_samples=ctx.budgets["audit_samples"], seed=ctx.seed,
-                                             executor=ctx.executor),
+    "privacy.audit": lambda ctx: audit_claim(
+        ctx.plan, max_samples=ctx.budgets["audit_samples"], seed=ctx.seed, executor=ctx.executor,
+        delta_claimed=None if ctx.plan.pure else approximate_delta_upper(ctx.plan, ctx.rows)[0]),
 }

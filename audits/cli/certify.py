@@ -23,6 +23,7 @@ from gtm_core import GTMConfig
 from gtm_core.files import write_atomic
 
 from ..certify import Certificate, certify, load_document, verify_document
+from ..certify.model import privacy_summary
 from ..certify.signing import generate_keypair, load_private_key, load_public_key, sign
 from .common import EXIT_CHECK_FAILED, EXIT_OK, UsageFailure, check_writable, execution_options, guard, make_executor
 
@@ -43,6 +44,7 @@ def summary(cert: Certificate, label: str | None = None) -> str:
             lines.append(f"{'':<6} {'':<34} {'':<20} unavailable: {c.witness.details.get('unavailable')}")
         elif "error" in c.witness.details:
             lines.append(f"{'':<6} {'':<34} {'':<20} witness crashed: {c.witness.details['error']}")
+    lines.append(privacy_summary([c.to_dict() for c in cert.claims]))
     verdict = cert.verdict
     if verdict == "certified":
         lines.append(f"CERTIFIED: {len(cert.claims)} claims, every one with its witness; "

@@ -76,12 +76,14 @@ from typing import Any
 
 from flint import arb, ctx
 
+from ..errors import InvalidParameter
 from .arb import lower_gamma_scaled, lower_reg_int, to_arb, working_precision
 
 __all__ = [
     "GUARD_BITS",
     "SHAPE_SWITCH",
     "SUM_MAX_C",
+    "inexact_field",
     "ClosedFormStep",
     "exact_sigma",
     "order_ball",
@@ -120,6 +122,20 @@ def exact_sigma(eps: Any, tau2: Any) -> Fraction | None:
     if fe <= 0 or ft <= 0:
         return None
     return 1 / (fe * ft)
+
+
+def inexact_field(step) -> tuple[str, Any]:
+    """(name, value) of the first of ``step.eps``, ``step.tau2`` that is not an exact positive number
+    (why :func:`exact_sigma` has no rational sigma)."""
+    for name in ("eps", "tau2"):
+        value = getattr(step, name)
+        try:
+            ok = Fraction(value) > 0
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            return name, value
+    return "eps", step.eps
 
 
 def order_ball(order: Fraction | arb, bits: int) -> arb:
@@ -231,7 +247,10 @@ class ClosedFormStep:
         self.mu1 = mu1
         self.sigma_q = exact_sigma(step.eps, step.tau2)
         if self.sigma_q is None:
-            raise ValueError("ClosedFormStep needs exact eps and tau2 (use_closed_form)")
+            name, value = inexact_field(step)
+            raise InvalidParameter(f"{name} must be an exact positive number (float, int or Fraction) for "
+                                   f"ClosedFormStep, got {value!r}: StepEval takes ball inputs (use_closed_form "
+                                   f"decides)")
         self._consts: dict[int, tuple] = {}
 
     def constants(self, prec: int) -> tuple:

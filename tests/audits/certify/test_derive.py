@@ -75,3 +75,35 @@ def test_a_design_whose_union_bound_alone_fits_but_not_with_budget_stops_is_refu
     fixed = derive(_horizon_refusing(r.fix_values["smallest_budget_factor"]), Progress(False))
     fixed_stops = next(c for c in fixed.claims if c.id == "accuracy.budget-stops")
     assert fixed_stops.status == "pass" and not fixed.refusals
+
+
+# the design `gtm tune --epsilon 1 --eps-t 0.25 --p-star 0.5 --horizon 10 --max-evaluations 1e5` writes
+# (eps_t/eps = 0.25): union bound 0.04864 <= beta, sum_t Pr[N_t > budget_t] 0.00181 at the default factor e
+TUNED_QUARTER = {"gtm": {"parameterization": "horizon", "gamma": 1.5, "beta": 0.05, "epsilon": 1.0,
+                         "theta": 1.0545918415604076, "direction": 1, "c": 134, "rho": 168.72633577718153,
+                         "p_bar": 0.0005641337825089593},
+                 "stream": {"eps_t": 0.25, "p_star": 0.5, "horizon": 10, "delta_t": 0.0}}
+
+
+def test_a_tuned_quarter_design_is_certified_as_tuned_and_refused_when_capped():
+    """The eps_t/eps = 0.25 design class whose union bound plus budget stops exceeded beta: as `gtm tune`
+    writes it (evaluation_budget = "none", no budget stop exists) the union bound is the whole failure
+    bound; enforcing its budget ("refuse") makes the combined 0.0505 > beta, so accuracy.budget-stops
+    refuses it, with a budget factor that fixes it."""
+    from audits.certify.derive import derive
+    from audits.certify.progress import Progress
+
+    tuned = derive(GTMConfig.from_dict(TUNED_QUARTER), Progress(False))
+    ids = {c.id: c for c in tuned.claims}
+    assert tuned.plan.budget_policy == "none" and not tuned.refusals
+    assert "accuracy.budget-stops" not in ids and ids["accuracy.horizon-union-bound"].values["failure_upper"] <= 0.05
+    capped_cfg = {**TUNED_QUARTER, "gtm": {**TUNED_QUARTER["gtm"], "evaluation_budget": "refuse"}}
+    capped = derive(GTMConfig.from_dict(capped_cfg), Progress(False))
+    stops = next(c for c in capped.claims if c.id == "accuracy.budget-stops")
+    assert stops.status == "fail" and stops.values["budget_stop_upper"] <= 0.05 < stops.values["combined_upper"]
+    (r,) = capped.refusals
+    assert r.claim_id == "accuracy.budget-stops"
+    factor = r.fix_values["smallest_budget_factor"]
+    fixed = derive(GTMConfig.from_dict({**capped_cfg, "gtm": {**capped_cfg["gtm"],
+                                                               "evaluation_budget_factor": factor}}), Progress(False))
+    assert not fixed.refusals and next(c for c in fixed.claims if c.id == "accuracy.budget-stops").status == "pass"

@@ -4,6 +4,7 @@ strict mode, and every tag closed and properly nested, every embedded image a de
 Markdown carries every claim."""
 
 import copy
+import html
 import json
 
 import pytest
@@ -100,3 +101,29 @@ def test_html_report_renders_in_headless_chromium(doc, tmp_path):
     rgb = chromium_screenshot(page, tmp_path)
     assert rgb.std() > 0.05  # not a blank page
     assert pixels_of(rgb, PALETTE[0]) > 200
+
+
+def _capped_and_uncapped_docs():
+    base = GTMConfig.load("examples/default.toml").to_dict()
+    out = {}
+    for policy in ("none", "refuse"):
+        cfg = GTMConfig.from_dict({**base, "gtm": {**base["gtm"], "evaluation_budget": policy}})
+        out[policy] = json.loads(certify(cfg, horizon=20, quick=True, seconds=2, seed=3, progress=False,
+                                         witnesses={}).to_json())
+    return out
+
+
+def test_reports_state_eps_delta_for_a_capped_config_and_pure_only_uncapped():
+    docs = _capped_and_uncapped_docs()
+    capped_md, capped_html = render_markdown(docs["refuse"]), render_html(docs["refuse"])
+    approx = next(c for c in docs["refuse"]["body"]["claims"] if c["id"] == "privacy.approximate")
+    line = f"privacy: (1, {approx['values']['delta_upper']:.3g})-differentially private (approximate"
+    assert line in capped_md and "not pure epsilon-DP" in capped_md
+    assert html.escape(line, quote=True) in capped_html
+    assert "1-differentially private (pure" not in capped_md.split("## Claims")[0]
+    pure_md = render_markdown(docs["none"])
+    assert 'privacy: 1-differentially private (pure: evaluation_budget = "none") [pass]' in pure_md
+    assert "(approximate" not in pure_md.split("## Claims")[0]
+    # the capped certificate's n/a pure claim opens with what applies, not with "the GTM is pure"
+    na = next(c for c in docs["refuse"]["body"]["claims"] if c["id"] == "privacy.pure-epsilon")
+    assert na["status"] == "not-applicable" and na["statement"].startswith("Not applicable to the deployed mechanism")

@@ -258,3 +258,112 @@ def test_real_exact_delta_witness_passes_the_claim_and_fails_it_mutated_smaller(
     again = W.exact_search_claim(capped_plan, max_attempts=160, time_cap=10, seed=3, delta_claimed=found / 2)
     assert again.status == "fail"
     assert again.values["witness"] == c.values["witness"]  # same seed and count: same pair
+
+
+# privacy.audit follows the policy: alpha = 1 - 0.95 = 0.05 for every real audit below, seeds stated
+AUDIT_SEED = 1
+
+
+def test_audit_witness_of_a_capped_config_tests_its_eps_delta_claim_on_the_capped_target():
+    """examples/budget/capped.toml: the witness audits the deployed, capped GTM (refusals included)
+    against the certificate's (epsilon, delta) claim and passes; the lower bound it finds is not 0 (the
+    refusal gap on halt@1 is seen), so the companion below can fail."""
+    from audits.certify.derive import approximate_delta_upper, derive
+
+    d = derive(GTMConfig.load("examples/budget/capped.toml"), Progress(False))
+    delta, _ = approximate_delta_upper(d.plan, d.steps)
+    c = W.audit_claim(d.plan, max_samples=2_000_000, seed=AUDIT_SEED, delta_claimed=delta)
+    assert c.status == "pass", c.values
+    v = c.values
+    assert (v["method"], v["measure"], v["epsilon_claimed"], v["delta_claimed"]) == \
+        ("hockey-stick", "approximate", 1.0, delta)
+    assert 1e-4 < v["delta_lower_bound"] <= delta
+    assert "refusals included" in c.statement and "(1, 0.0111)-DP" in c.statement
+    assert "capped_target" in c.witness.details["target"]
+    approx = next(x for x in d.claims if x.id == "privacy.approximate")
+    assert not consistency_problems({"claims": [approx.to_dict(), c.to_dict()]})
+
+
+def test_audit_witness_flags_the_pure_claim_on_the_capped_config():
+    """Power companion: the same audit (same seed, same samples) against pure epsilon (delta = 0) on the
+    capped configuration is a violation - the truncation is not pure epsilon-DP."""
+    plan = make_plan(GTMConfig.load("examples/budget/capped.toml"))
+    c = W.audit_claim(plan, max_samples=2_000_000, seed=AUDIT_SEED, claim="pure")
+    assert c.status == "fail" and c.values["verdict"] == "violation"
+    assert c.values["measure"] == "pure" and c.values["delta_claimed"] == 0.0 < c.values["delta_lower_bound"]
+    # a forged pass of it is caught by the verifier, and so is a pure audit beside an (eps, delta) claim
+    forged = dict(c.to_dict(), status="pass")
+    assert any("lower bound on delta exceeds" in p for p in consistency_problems({"claims": [forged]}))
+
+
+def test_audit_witness_of_an_uncapped_config_tests_pure_epsilon_on_algorithm1(plan, fake):
+    """evaluation_budget = "none": the loss test on the simulator of Algorithm 1 at the pure epsilon; a
+    capped plan never reaches it (its audit is the hockey-stick test above)."""
+    seen = []
+
+    def audit(target, **kw):
+        seen.append((type(target).__name__, kw["epsilon"]))
+        d = {"verdict": "no-violation-found", "epsilon_claimed": kw["epsilon"], "epsilon_lower_bound": 0.5,
+             "confidence": 0.95, "samples": 10, "seconds": 0.1, "witness": None, "per_event": []}
+        return types.SimpleNamespace(to_dict=lambda: d)
+
+    from audits.gtm_audit import audit_parameters
+
+    class Sim:
+        def __init__(self, p):
+            pass
+
+    fake("audits.gtm_audit", audit=audit, audit_parameters=audit_parameters)
+    fake("audits.targets", SimulatorTarget=Sim)
+    assert plan.pure
+    c = W.audit_claim(plan, max_samples=40_000, seed=1)
+    assert c.status == "pass" and seen == [("Sim", 1.0)] and "method" not in c.values
+    assert not consistency_problems({"claims": [c.to_dict()]})
+    capped = make_plan(GTMConfig.load("examples/budget/capped.toml"))
+    assert W.audit_claim(capped, max_samples=40_000, seed=1).values["method"] == "hockey-stick"
+    assert seen == [("Sim", 1.0)]  # the loss engine was not asked about the capped plan
+
+
+def test_verifier_refuses_an_audit_of_the_wrong_claim():
+    """A passing privacy.audit must have tested the certificate's claim: a pure-epsilon (loss) audit beside
+    privacy.approximate, or an audit at another delta, is a problem; so is a hockey-stick audit on a
+    certificate without privacy.approximate."""
+    approx = {"id": "privacy.approximate", "status": "pass", "witness": {"kind": "interval-arithmetic"},
+              "values": {"epsilon": 1.0, "delta_upper": 0.0111}}
+    loss = {"id": "privacy.audit", "status": "pass", "witness": {"kind": "audit"},
+            "values": {"epsilon_claimed": 1.0, "epsilon_lower_bound": 0.4}}
+    hs = {"id": "privacy.audit", "status": "pass", "witness": {"kind": "audit"},
+          "values": {"method": "hockey-stick", "measure": "approximate", "epsilon_claimed": 1.0,
+                     "delta_claimed": 0.0111, "delta_lower_bound": 4e-4}}
+    assert not consistency_problems({"claims": [approx, hs]})
+    assert not consistency_problems({"claims": [loss]})
+    wrong = "did not test the certificate's (epsilon, delta) claim"
+    assert any(wrong in p for p in consistency_problems({"claims": [approx, loss]}))
+    other = {**hs, "values": {**hs["values"], "delta_claimed": 0.02}}
+    assert any(wrong in p for p in consistency_problems({"claims": [approx, other]}))
+    assert any("claims pure epsilon" in p for p in consistency_problems({"claims": [hs]}))
+
+
+def test_a_capped_certificate_audits_its_eps_delta_claim_and_re_runs_it():
+    """End to end: a capped configuration that certifies (examples/default.toml with evaluation_budget =
+    "refuse", T = 30) gets privacy.audit at privacy.approximate's (epsilon, delta), n/a pure epsilon;
+    --verify --rerun reproduces the audit and a forged loss-test audit in its place is tampered."""
+    from audits.certify import body_digest, certify, verify_document
+
+    base = GTMConfig.load("examples/default.toml").to_dict()
+    config = GTMConfig.from_dict({**base, "gtm": {**base["gtm"], "evaluation_budget": "refuse"}})
+    only = {"privacy.audit": W.DEFAULT_WITNESSES["privacy.audit"]}
+    cert = certify(config, horizon=30, quick=True, seconds=3, seed=11, progress=False, witnesses=only)
+    claims = {c.id: c for c in cert.claims}
+    assert claims["privacy.pure-epsilon"].status == "not-applicable"
+    audit, approx = claims["privacy.audit"], claims["privacy.approximate"]
+    assert audit.status == "pass", audit.values
+    assert (audit.values["measure"], audit.values["delta_claimed"]) == ("approximate", approx.values["delta_upper"])
+    doc = json.loads(cert.to_json())
+    assert verify_document(doc, rerun=True, witnesses=only).status == "unsigned"  # consistent, reproduced
+    body = doc["body"]
+    i = next(i for i, c in enumerate(body["claims"]) if c["id"] == "privacy.audit")
+    body["claims"][i] = {**body["claims"][i], "values": {"epsilon_claimed": 1.0, "epsilon_lower_bound": 0.3}}
+    doc["sha256"] = body_digest(body)
+    v = verify_document(doc)
+    assert v.status == "tampered" and any("did not test the certificate's" in p for p in v.problems)

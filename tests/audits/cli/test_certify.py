@@ -189,3 +189,15 @@ def test_a_public_key_does_not_switch_verification_off_for_an_unsigned_certifica
     code, out, _ = run(["certify", "--verify", str(cert_files["json"]), "--public-key", str(key) + ".pub",
                         "--no-progress", "--allow-unsigned"], capsys)
     assert code == 0 and out.startswith("unsigned") and "carries no signature" in out
+
+
+def test_the_summary_states_eps_delta_for_the_capped_example_and_pure_for_an_uncapped_one(capsys):
+    # examples/budget/capped.toml (evaluation_budget = "refuse") is refused here (its threshold and budget),
+    # but whatever the verdict the summary states the privacy it would claim: (eps, delta), never pure
+    code, text, _ = run(["certify", "examples/budget/capped.toml", "--quick", "--no-progress"], capsys)
+    assert code == 1
+    assert 'privacy: (1, 0.0111)-differentially private (approximate: evaluation_budget = "refuse")' in text
+    assert "(pure" not in text and "Not applicable to the deployed mechanism" in text
+    code, text, _ = run(["certify", "examples/unsafe_vanishing_threshold.toml", "--horizon", "20", "--quick", "--no-progress"],
+                        capsys)
+    assert code == 1 and 'privacy: 1-differentially private (pure: evaluation_budget = "none")' in text

@@ -252,3 +252,15 @@ def test_capped_gtm_composes_as_an_approximate_measurement_and_not_as_a_pure_one
     uncapped = make_gtm(GTMConfig.from_dict({**cfg.to_dict(), "gtm": {**cfg.to_dict()["gtm"],
                                                                        "evaluation_budget": "none"}}), *SPACE)
     assert uncapped.output_measure == dp.max_divergence() and uncapped.map(1) == 1.0
+
+
+def test_the_capped_example_maps_to_its_certified_eps_delta():
+    """examples/budget/capped.toml: the map is (1, 0.0111), the delta gtm plan, deploy status and the
+    certificate's privacy.approximate state (a non-vacuous delta, unlike unsafe_budget's 74)."""
+    cfg = GTMConfig.load("examples/budget/capped.toml")
+    gtm = make_gtm(cfg, *SPACE)
+    assert gtm.output_measure == dp.approximate(dp.max_divergence())
+    eps, delta = gtm.map(1)
+    assert eps == 1.0 and delta == make_plan(cfg).privacy_delta() and f"{delta:.3g}" == "0.0111"
+    uncapped = GTMConfig.from_dict({**cfg.to_dict(), "gtm": {**cfg.to_dict()["gtm"], "evaluation_budget": "none"}})
+    assert make_gtm(uncapped, *SPACE).map(1) == 1.0  # companion: the same design uncapped is pure

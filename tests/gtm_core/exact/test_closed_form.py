@@ -71,3 +71,19 @@ def test_wrong_tail_order_is_caught_by_the_finite_sum():
         total = CF.continue_direct_sum(2, sigma, [CF.order_ball(k - sq, prec) for k in range(3)], a, lm)
     assert total.overlaps(good)
     assert abs(bad - total) > arb("1e-3") * total
+
+
+def test_inexact_input_is_a_typed_error_naming_the_field_and_value():
+    """A ball eps or tau2 (no exact rational sigma) or a non-positive one: InvalidParameter (a GTMError)
+    naming the field and its value, never a bare ValueError; an exact step is accepted (companion)."""
+    import pytest
+
+    from gtm_core.errors import GTMError, InvalidParameter
+
+    ball = arb(3.5) + arb(0, "1e-10")
+    for field, value in (("tau2", ball), ("eps", arb(0.1) + arb(0, "1e-12")), ("eps", -0.1), ("tau2", 0.0)):
+        model = StepModel(r=to_arb(0.3), **dict(HORIZON_STEP, **{field: value}))
+        with pytest.raises(InvalidParameter, match=rf"^{field} must be an exact positive number") as exc:
+            CF.ClosedFormStep(model, MU1, 58)
+        assert isinstance(exc.value, GTMError) and repr(value) in str(exc.value)
+    assert CF.ClosedFormStep(StepModel(r=to_arb(0.3), **HORIZON_STEP), MU1, 58).sigma_q == CF.exact_sigma(0.1, 3.5341191128167417)

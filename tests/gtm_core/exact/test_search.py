@@ -195,3 +195,25 @@ def test_delta_search_finds_the_truncations_delta_on_the_capped_plan():
     r0 = worst_case_search(uncapped_claim, horizon=1, seconds=600, seed=1, max_attempts=2, objective="delta",
                            dps=8, final_dps=12)
     assert r0.exceeds_claim
+
+
+def test_final_delta_escalates_its_panels_only_when_the_cheap_bound_does_not_decide(monkeypatch):
+    """The final re-evaluation of a delta witness: with the score's panel cap first; again with the full
+    cap only when that upper bound is above DELTA_DECIDED_FRACTION x the claim (laws faked: the rule only)."""
+    from flint import arb
+
+    from gtm_core.exact import search as S
+
+    calls = []
+    monkeypatch.setattr(S, "transcript_distribution", lambda plan, p, *, dps, max_panels: calls.append(max_panels))
+    monkeypatch.setattr(S, "hockey_stick_delta", lambda a, b, e: (1e-5, 1e-9))
+    monkeypatch.setattr(S, "hockey_stick_delta_ball", lambda a, b, e: arb(1e-5))
+
+    def plan_claiming(delta):
+        return type("P", (), {"privacy_delta": lambda self: delta, "worst_claimed_loss": lambda self: 1.0})()
+
+    top = S.final_delta(plan_claiming(1e-3), [1e-7], [1.1e-7], dps=12)
+    assert calls == [S.DELTA_SCORE_PANELS] * 2 and top["delta_upper"] >= 1e-5 and top["claimed"] == 1e-3
+    calls.clear()
+    top = S.final_delta(plan_claiming(1.5e-5), [1e-7], [1.1e-7], dps=12)  # 1e-5 > 0.5 x 1.5e-5: not decided
+    assert calls == [S.DELTA_SCORE_PANELS] * 2 + [S.DELTA_FINAL_PANELS[-1]] * 2
