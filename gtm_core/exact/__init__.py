@@ -58,7 +58,8 @@ Where things live
 :mod:`.arb` (ball helpers), :mod:`.step` (the closed form of one step), :mod:`.results`,
 :mod:`.quadrature` (integration over eta_1), :mod:`.transcripts` (the distribution),
 :mod:`.privacy` (ratios against Lemma 17), :mod:`.accuracy` (exact Type I / II and the exact
-rejection threshold), :mod:`.search` (worst-case privacy search over neighbouring streams).
+rejection threshold), :mod:`.search` (worst-case privacy search over neighbouring streams) with
+its start points in :mod:`.starts`.
 The calibrated planners built on this engine live in :mod:`gtm_core.planners`.
 """
 

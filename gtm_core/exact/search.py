@@ -37,13 +37,13 @@ import numpy as np
 
 from ..errors import InvalidParameter, NotNeighbouring
 from ..validation import check_nonnegative_int, check_positive, check_positive_int, check_real
-from ..neighbours import neighbour_interval
 from .arb import float_upper
 from .privacy import hockey_stick_delta, hockey_stick_delta_ball
+from .starts import DELTA_LAST, decode_point, delta_starts, random_start, structured_starts
 from .transcripts import transcript_distribution
 
 __all__ = ["PerturbedPlan", "perturbed_plan", "SearchResult", "worst_case_search", "exact_loss", "StartEvaluation",
-           "StartOutcome", "random_start", "structured_starts", "in_order_map"]
+           "StartOutcome", "random_start", "structured_starts", "delta_starts", "DELTA_LAST", "in_order_map"]
 
 
 @dataclass(frozen=True)
@@ -219,88 +219,14 @@ def exact_delta(plan, p, q, *, dps: int = 10) -> tuple[float, str, int, float]:
     return float(delta), direction, len(p), float(plan.privacy_delta())
 
 
-def _decode(u: np.ndarray, v: np.ndarray, eps: list[float]) -> tuple[list[float], list[float]]:
-    p = [float(1 / (1 + math.exp(-min(max(x, -40.0), 40.0)))) for x in u]
-    q = []
-    for pt, vt, e in zip(p, v, eps):
-        lo, hi = neighbour_interval(pt, e)
-        # shrink by a relative hair so float rounding never leaves the neighbourhood
-        lo2 = lo + (hi - lo) * 1e-9
-        hi2 = hi - (hi - lo) * 1e-9
-        q.append(float(lo2 + (hi2 - lo2) * (min(max(float(vt), -1.0), 1.0) + 1) / 2))
-    return p, q
-
-
-def _logit(x: float) -> float:
-    return math.log(x / (1 - x))
-
-
-def structured_starts(plan, T: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Tight constructions of the proof of Lemma 17 (continuation steps that need a large
-    eta_1, a last step halting through the eta_2 tail), both directions, plus variants."""
-    starts = []
-    for t_len in range(1, T + 1):
-        for lift in (0.0, 0.3, 1.0):
-            for last in (1e-6, 1e-3, 0.05):
-                u = np.zeros(t_len)
-                v = np.zeros(t_len)
-                for i in range(t_len - 1):
-                    sp = plan.step(i + 1)
-                    e = math.exp(sp.eps_t)
-                    ps = sp.p_star
-                    if sp.s == 1:
-                        # continuing needs eta_1 large: p at/above p*; full downward shift feasible
-                        pc = min(ps * (1 + lift * 0.05), e / (1 + e) * 0.999)
-                    else:
-                        pc = max(ps * (1 - lift * 0.05), 1 - e / (1 + e) * 0.999)
-                    u[i] = _logit(min(max(pc, 1e-9), 1 - 1e-9))
-                    v[i] = -1.0 if sp.s == 1 else 1.0
-                sp = plan.step(t_len)
-                pl = last if sp.s == 1 else 1 - last
-                u[-1] = _logit(pl)
-                v[-1] = 1.0 if sp.s == 1 else -1.0
-                starts.append((u, v))
-                starts.append((u.copy(), -v))
-    return starts
-
-
 # panels of a "delta" score's laws: a capped law at a tiny halting probability (p ~ 1e-8 at the default
 # deployment) refines its eta_1 integral for many minutes (the cancellation in halt = (1 - h) - R + J);
 # a search score needs no more than a few digits, and a panel left unresolved keeps its error in the ball
 DELTA_SCORE_PANELS = 300
-# the last step's success probabilities of the delta objective's structured starts: at the default
-# deployment the refusals break the halting event's ratio below about 1e-6 (loss 7.05 at 1e-7)
-DELTA_LAST = (1e-7, 3e-7, 1e-6)
-
-
-def delta_starts(plan, T: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Structured starts of the "delta" objective: Lemma 17's constructions (:func:`structured_starts`)
-    led by single steps with a tiny success probability shifted to either end of its neighbourhood,
-    where a refusal takes away the runs that could have halted (the loss of a capped run)."""
-    starts = []
-    for last in DELTA_LAST:
-        sp = plan.step(1)
-        u = np.array([_logit(last if sp.s == 1 else 1 - last)])
-        for sign in (1.0, -1.0):
-            starts.append((u.copy(), np.array([sign * (1.0 if sp.s == 1 else -1.0)])))
-    return starts + structured_starts(plan, T)
-
 
 def in_order_map(fn: Callable, items: Sequence) -> list:
     """The default ``map_starts`` of :func:`worst_case_search`: ``[fn(x) for x in items]`` here."""
     return [fn(x) for x in items]
-
-
-def random_start(horizon: int, seed: int, index: int) -> tuple[np.ndarray, np.ndarray]:
-    """Random start number ``index`` of a search seeded ``seed``: a length L uniform in 1..horizon,
-    logits u ~ N(0, 4^2), neighbour positions v = +-U(0.5, 1). Its stream is
-    ``SeedSequence([seed, index])``: a function of (horizon, seed, index) only, so a start is the
-    same wherever it is evaluated."""
-    rng = np.random.default_rng(np.random.SeedSequence([int(seed), int(index)]))
-    L = int(rng.integers(1, horizon + 1))
-    u = rng.normal(0.0, 4.0, size=L)
-    v = rng.choice([-1.0, 1.0], size=L) * rng.uniform(0.5, 1.0, size=L)
-    return u, v
 
 
 @dataclass(frozen=True)
@@ -344,7 +270,7 @@ class StartEvaluation:
 def score_point(plan, u: np.ndarray, v: np.ndarray, horizon: int, *, dps: int, objective: str) -> tuple | None:
     """(loss - target, loss, kind, t, target) of the pair encoded by (u, v); None if it is not neighbouring."""
     eps = [float(plan.step(t).eps_t) for t in range(1, min(len(u), horizon) + 1)]
-    p, q = _decode(u, v, eps)
+    p, q = decode_point(u, v, eps)
     try:
         if objective == "delta":
             loss, kind, t, claimed = exact_delta(plan, p, q, dps=dps)
@@ -557,7 +483,7 @@ def worst_case_search(
     assert state.best is not None
     _, u, v, *_ = state.best
     eps = [float(plan.step(t).eps_t) for t in range(1, len(u) + 1)]
-    p, q = _decode(u, v, eps)
+    p, q = decode_point(u, v, eps)
     top = final_delta(plan, p, q, dps=final_dps) if objective == "delta" else \
         final_loss(plan, p, q, dps=final_dps, objective=objective)
     return SearchResult(p=tuple(p), p_prime=tuple(q), epsilon=getattr(plan, "epsilon", None),
