@@ -180,57 +180,60 @@ STATUS_ORDER = ("tampered", "mismatched", "unsigned", "valid")
 MAX_UNLISTED_STEPS = 1000
 
 
-def content_verdict(body: dict, progress: bool = False, *, rerun: bool = False, witnesses=None,
-                    executor=None) -> tuple[str, list[str]]:
-    """Steps 3-5 of the module docstring on a body whose shape and digest are checked: ``("consistent",
-    [])``, ``("tampered", problems)`` or ``("mismatched", problems)``. The work is bounded by the
-    certificate's size: a body must list one row per step of its horizon before anything is
-    re-derived, and one that lists none (unplannable) gets at most :data:`MAX_UNLISTED_STEPS` planned."""
+def _admission(body: dict) -> tuple[GTMConfig | None, tuple[str, list[str]] | None]:
+    """Step 3's admission of a body before anything is re-derived: its embedded configuration, or
+    ``(None, (verdict, problems))`` when the schema, configuration, version, horizon or the listing of
+    its steps already decide it."""
     prov = body["provenance"]
     if prov.get("certificate_schema") == 2:
-        return "mismatched", [
+        return None, ("mismatched", [
             "certificate schema 2 was issued when every deployment refused steps over their evaluation budget, "
             "which is (epsilon, delta)-DP, not the pure epsilon-DP it certified: re-certify with this version "
-            "(docs/deployment.md, 'The evaluation budget and the privacy claim')"]
+            "(docs/deployment.md, 'The evaluation budget and the privacy claim')"])
     if prov.get("certificate_schema") != CERT_SCHEMA:
-        return "mismatched", [
+        return None, ("mismatched", [
             f"certificate schema {prov.get('certificate_schema', 1)!r}, this gtm verifies schema "
-            f"{CERT_SCHEMA} (witnesses bound to the configuration and re-runnable): re-certify with this version"]
+            f"{CERT_SCHEMA} (witnesses bound to the configuration and re-runnable): re-certify with this version"])
     try:
         config = GTMConfig.from_dict(body["config"])
     except GTMError as exc:
-        return "tampered", [f"embedded configuration is invalid: {exc}"]
+        return None, ("tampered", [f"embedded configuration is invalid: {exc}"])
     if config.digest() != body["config_sha256"]:
-        return "tampered", ["config_sha256 does not match the embedded configuration"]
+        return None, ("tampered", ["config_sha256 does not match the embedded configuration"])
     version = prov.get("gtm_version")
     if version != __version__:
-        return "mismatched", [f"certificate made by gtm {version}, this is gtm {__version__}: "
-                              f"numbers cannot be re-derived across versions"]
+        return None, ("mismatched", [f"certificate made by gtm {version}, this is gtm {__version__}: "
+                                     f"numbers cannot be re-derived across versions"])
     T = config.stream.horizon
     if body["horizon"] != T or isinstance(body["horizon"], bool):
-        return "tampered", [f"horizon {body['horizon']!r} is not the embedded configuration's horizon {T}"]
+        return None, ("tampered", [f"horizon {body['horizon']!r} is not the embedded configuration's horizon {T}"])
     if body["steps"] and len(body["steps"]) != T:
-        return "tampered", [f"the certificate lists {len(body['steps'])} steps for a horizon of {T}: "
-                            f"every step is listed (nothing was re-derived)"]
+        return None, ("tampered", [f"the certificate lists {len(body['steps'])} steps for a horizon of {T}: "
+                                   f"every step is listed (nothing was re-derived)"])
     if not body["steps"] and not fails_within(config, MAX_UNLISTED_STEPS):
-        return "tampered", [f"the certificate lists no steps (an unplannable configuration), yet steps "
-                            f"1..{min(T, MAX_UNLISTED_STEPS)} of the embedded configuration plan"
-                            + (" (the verifier plans no further)" if T > MAX_UNLISTED_STEPS else "")]
-    problems: list[str] = []
+        return None, ("tampered", [f"the certificate lists no steps (an unplannable configuration), yet steps "
+                                   f"1..{min(T, MAX_UNLISTED_STEPS)} of the embedded configuration plan"
+                                   + (" (the verifier plans no further)" if T > MAX_UNLISTED_STEPS else "")])
+    return config, None
+
+
+def _rederive(config: GTMConfig, body: dict, progress: bool):
+    """Step 4's reference: ``(derivation or None, steps, globals, claims, refusals, bound claim ids)``
+    - the derivation of ``config``, or for an unplannable one the certificate certify writes, re-made."""
     try:
         d = derive(config, Progress(progress))
     except UnsupportedConfiguration:
         d = None
     if d is None:  # the certificate certify writes for an unplannable configuration, re-made
         ref = certify(config, quick=body["mode"] == "quick", seed=0, progress=False, witnesses={})
-        steps, glob, claims, refusals = ref.steps, ref.globals, ref.claims, ref.refusals
-        bound: frozenset = frozenset()
-    else:
-        steps, glob, claims, refusals = d.steps, d.globals, d.claims, d.refusals
-        bound = (EXTERNAL_CLAIMS if not d.refusals else frozenset()) | {"provenance"}
-    _diff("steps", body["steps"], steps, problems)
-    _diff("globals", body["globals"], glob, problems)
-    stored_claims = {c.get("id"): c for c in body["claims"] if isinstance(c, dict)}
+        return d, ref.steps, ref.globals, ref.claims, ref.refusals, frozenset()
+    bound = (EXTERNAL_CLAIMS if not d.refusals else frozenset()) | {"provenance"}
+    return d, d.steps, d.globals, d.claims, d.refusals, bound
+
+
+def _claim_diff(stored_claims: dict, claims, bound: frozenset, config_sha256, problems: list[str]) -> None:
+    """Append the differences between the stored claims and the re-derived ones (plus the bound claims,
+    which must be present and carry this configuration's digest) to ``problems``."""
     for c in claims:
         s = stored_claims.get(c.id)
         if s is None:
@@ -245,8 +248,39 @@ def content_verdict(body: dict, progress: bool = False, *, rerun: bool = False, 
         if cid not in stored_claims:
             problems.append(f"claim {cid} is missing")
         elif not isinstance(values := stored_claims[cid].get("values"), dict) \
-                or values.get("config_sha256") != body["config_sha256"]:
+                or values.get("config_sha256") != config_sha256:
             problems.append(f"claim {cid} is not bound to this configuration (config_sha256 differs or is absent)")
+
+
+def _problem_verdict(prov: dict, problems: list[str], numeric: bool) -> tuple[str, list[str]]:
+    """The verdict of a body with ``problems`` (not empty): tampered, or mismatched when only
+    re-derived numbers differ (``numeric``) and the certificate was made elsewhere."""
+    # Re-derived float64 numbers can differ in the last bits across platforms or library builds
+    # (libm, numpy, scipy). The digest matched, so if only re-derived numbers differ and the
+    # certificate was made elsewhere, say so instead of calling it tampered.
+    elsewhere = prov.get("libraries") != library_versions() or prov.get("platform") != platform.platform()
+    only_numeric = numeric and len(problems) == len([p for p in problems if "re-derived" in p])
+    if elsewhere and only_numeric:
+        return "mismatched", ["made on a different platform or with different library versions; "
+                              "re-derived numbers differ:"] + problems
+    return "tampered", problems
+
+
+def content_verdict(body: dict, progress: bool = False, *, rerun: bool = False, witnesses=None,
+                    executor=None) -> tuple[str, list[str]]:
+    """Steps 3-5 of the module docstring on a body whose shape and digest are checked: ``("consistent",
+    [])``, ``("tampered", problems)`` or ``("mismatched", problems)``. The work is bounded by the
+    certificate's size: a body must list one row per step of its horizon before anything is
+    re-derived, and one that lists none (unplannable) gets at most :data:`MAX_UNLISTED_STEPS` planned."""
+    config, decided = _admission(body)
+    if decided is not None:
+        return decided
+    problems: list[str] = []
+    d, steps, glob, claims, refusals, bound = _rederive(config, body, progress)
+    _diff("steps", body["steps"], steps, problems)
+    _diff("globals", body["globals"], glob, problems)
+    stored_claims = {c.get("id"): c for c in body["claims"] if isinstance(c, dict)}
+    _claim_diff(stored_claims, claims, bound, body["config_sha256"], problems)
     _diff("refusals", body["refusals"], jsonable([r.to_dict() for r in refusals]), problems)
     numeric = bool(problems)
     problems += bound_claim_problems(body, {cid: stored_claims[cid] for cid in bound if cid in stored_claims})
@@ -258,15 +292,7 @@ def content_verdict(body: dict, progress: bool = False, *, rerun: bool = False, 
         problems += rerun_problems(body, config, d, progress, witnesses, executor)
     if not problems:
         return "consistent", []
-    # Re-derived float64 numbers can differ in the last bits across platforms or library builds
-    # (libm, numpy, scipy). The digest matched, so if only re-derived numbers differ and the
-    # certificate was made elsewhere, say so instead of calling it tampered.
-    elsewhere = prov.get("libraries") != library_versions() or prov.get("platform") != platform.platform()
-    only_numeric = numeric and len(problems) == len([p for p in problems if "re-derived" in p])
-    if elsewhere and only_numeric:
-        return "mismatched", ["made on a different platform or with different library versions; "
-                              "re-derived numbers differ:"] + problems
-    return "tampered", problems
+    return _problem_verdict(body["provenance"], problems, numeric)
 
 
 #: The statuses a claim can have (audits.certify.model's docstring).
