@@ -20,6 +20,7 @@ from . import horizon_claims
 from .model import Claim, Refusal, Witness
 from .progress import Progress
 from .refusals import refusals_for
+from .rows import step_checks_of
 
 
 def effective_config(config: GTMConfig, horizon: int | None) -> GTMConfig:
@@ -103,7 +104,7 @@ def plan_steps(config: GTMConfig):
 
 
 def _failing_steps(rows: list[dict], *names: str) -> list[int]:
-    return [r["t"] for r in rows if any(r["checks"].get(n) is False for n in names)]
+    return [v.t for v in step_checks_of(rows) if v.fails(*names)]
 
 
 def _status(ok: bool) -> str:
@@ -112,7 +113,7 @@ def _status(ok: bool) -> str:
 
 def _step_claim(cid, category, statement, rows, names, witness_details, values=None) -> Claim:
     """A claim over every step: passes iff every applicable per-step check passes."""
-    applicable = [r for r in rows if any(r["checks"].get(n) is not None for n in names)]
+    applicable = [v for v in step_checks_of(rows) if v.applies(*names)]
     bad = _failing_steps(rows, *names)
     vals = {"steps_checked": len(applicable), "failing_steps": bad[:20], "failing_count": len(bad)}
     vals.update(values or {})

@@ -19,6 +19,7 @@ from gtm_core.planners.horizon_bound import failure_bound
 from gtm_core.planners.horizon_problem import design_of, problem_of
 
 from .model import Claim, Witness
+from .rows import step_checks_of
 
 THRESHOLD_CHECKS = ("threshold_positive", "threshold_ratio")
 
@@ -60,7 +61,7 @@ def steps_claim(config, rows) -> Claim:
 
 
 def threshold_claim(rows) -> Claim:
-    bad = [r["t"] for r in rows if any(r["checks"].get(n) is False for n in THRESHOLD_CHECKS)]
+    bad = [v.t for v in step_checks_of(rows) if v.fails(*THRESHOLD_CHECKS)]
     return _claim("accuracy.rejection-threshold",
                   "The claimed rejection threshold is usable: 0 < p_bar < p* and p_bar/p* >= the certificate's floor "
                   "at every step (checked in arb by proofs.plan_checks).",

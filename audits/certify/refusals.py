@@ -12,6 +12,7 @@ from gtm_core.errors import UnsupportedConfiguration
 from proofs import plan_checks as PC
 
 from .model import Refusal
+from .rows import step_checks_of
 
 
 def _sig_down(x: float, digits: int = 2) -> float:
@@ -88,7 +89,8 @@ def fix_vanishing_threshold(config: GTMConfig, rows: list[dict] | None) -> Refus
     parts = []
     first_bad = None
     if rows:
-        bad = [r["t"] for r in rows if not (r["checks"]["threshold_ratio"] and r["checks"]["threshold_positive"])]
+        bad = [v.t for v in step_checks_of(rows)
+               if not (v.checks["threshold_ratio"] and v.checks["threshold_positive"])]
         first_bad = bad[0] if bad else None
         if first_bad and first_bad > 1:
             fix_values["largest_horizon"] = first_bad - 1

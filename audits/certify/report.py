@@ -17,6 +17,7 @@ import math
 
 from ..plotting import draw_event_losses, event_loss_figsize, event_loss_rows, figure, png_base64
 from .model import privacy_summary
+from .rows import step_checks_of
 
 _STATUS_WORD = {"pass": "PASS", "fail": "FAIL", "witness-unavailable": "WITNESS UNAVAILABLE",
                 "not-applicable": "n/a", "info": "info", "recorded": "recorded"}
@@ -78,8 +79,9 @@ def _check_counts(steps: list[dict]) -> list[tuple[str, int, int]]:
     for r in steps[:1]:
         names = list(r.get("checks", {}))
     out = []
+    rows = step_checks_of(steps) if names else []
     for n in names:
-        app = [r["checks"][n] for r in steps if r["checks"].get(n) is not None]
+        app = [v.checks[n] for v in rows if v.result(n) is not None]
         if app:
             out.append((n, len(app), sum(1 for v in app if v)))
     return out
