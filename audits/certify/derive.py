@@ -20,7 +20,7 @@ from . import horizon_claims
 from .model import Claim, Refusal, Witness
 from .progress import Progress
 from .refusals import refusals_for
-from .rows import step_checks_of
+from .rows import step_checks_of, step_designs_of
 
 
 def effective_config(config: GTMConfig, horizon: int | None) -> GTMConfig:
@@ -382,7 +382,8 @@ def _tail_claims(rows) -> list[Claim]:
 def _threshold_claims(rows) -> list[Claim]:
     """The rejection threshold (Theorems 21/23) and the flipping rule, per step."""
     out = []
-    table = {str(t): {"p_star": rows[t - 1]["p_star"], "p_bar": rows[t - 1]["p_bar"], "s": rows[t - 1]["s"]}
+    designs = step_designs_of(rows)
+    table = {str(t): {"p_star": designs[t - 1].p_star, "p_bar": designs[t - 1].p_bar, "s": designs[t - 1].s}
              for t in _sample_ts(len(rows))}
     ratios = [r["p_bar_ratio"] for r in rows]
     out.append(_step_claim(
@@ -397,7 +398,7 @@ def _threshold_claims(rows) -> list[Claim]:
         "accuracy.flipping-rule", "accuracy",
         "s_t = +1 iff gamma Lambda_t (1 - p*_t) > p*_t (the better of the direct and flipped thresholds).",
         rows, ("flipping_rule",), {"method": "exact rationals"},
-        {"flipped_steps": sum(1 for r in rows if r["s"] == -1)},
+        {"flipped_steps": sum(1 for r in designs if r.s == -1)},
     ))
     return out
 

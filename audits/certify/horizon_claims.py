@@ -19,7 +19,7 @@ from gtm_core.planners.horizon_bound import failure_bound
 from gtm_core.planners.horizon_problem import design_of, problem_of
 
 from .model import Claim, Witness
-from .rows import step_checks_of
+from .rows import StepDesign, step_checks_of, step_designs_of
 
 THRESHOLD_CHECKS = ("threshold_positive", "threshold_ratio")
 
@@ -51,7 +51,7 @@ def union_bound_claim(config, plan, rows) -> Claim:
 def steps_claim(config, rows) -> Claim:
     """Every planned step 1..T carries the configuration's (s, c, rho, p_bar): the bound is about them."""
     d = design_of(config)
-    bad = [r["t"] for r in rows if (r["s"], r["c"], r["rho"], r["p_bar"]) != (d.s, d.c, d.rho, d.p_bar)]
+    bad = [r.t for r in step_designs_of(rows) if (r.s, r.c, r.rho, r.p_bar) != (d.s, d.c, d.rho, d.p_bar)]
     return _claim("accuracy.horizon-steps",
                   "Every step t <= T runs the configuration's direction, threshold, base rate and p_bar (exact "
                   "float equality); steps beyond T are not planned (the deployment stops at its horizon).",
@@ -62,11 +62,12 @@ def steps_claim(config, rows) -> Claim:
 
 def threshold_claim(rows) -> Claim:
     bad = [v.t for v in step_checks_of(rows) if v.fails(*THRESHOLD_CHECKS)]
+    first = StepDesign.from_dict(rows[0])
     return _claim("accuracy.rejection-threshold",
                   "The claimed rejection threshold is usable: 0 < p_bar < p* and p_bar/p* >= the certificate's floor "
                   "at every step (checked in arb by proofs.plan_checks).",
                   {"steps_checked": len(rows), "failing_steps": bad[:20], "failing_count": len(bad),
-                   "p_bar": rows[0]["p_bar"], "p_star": rows[0]["p_star"]},
+                   "p_bar": first.p_bar, "p_star": first.p_star},
                   "interval-arithmetic", {"checks": list(THRESHOLD_CHECKS)}, "pass" if not bad else "fail")
 
 

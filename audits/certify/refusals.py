@@ -12,7 +12,7 @@ from gtm_core.errors import UnsupportedConfiguration
 from proofs import plan_checks as PC
 
 from .model import Refusal
-from .rows import step_checks_of
+from .rows import step_checks_of, step_designs_of
 
 
 def _sig_down(x: float, digits: int = 2) -> float:
@@ -130,14 +130,14 @@ def fix_vanishing_threshold(config: GTMConfig, rows: list[dict] | None) -> Refus
 def fix_purification(config: GTMConfig, rows: list[dict]) -> Refusal:
     """phi_t >= p_bar_t (or p*_t + phi_t >= 1): the largest delta_t that keeps both shifted thresholds."""
     worst = None
-    for r in rows:
-        if r["delta_t"] <= 0:
+    for r in step_designs_of(rows):
+        if r.delta_t <= 0:
             continue
-        m = min(r["p_bar"], 1 - r["p_star"])
+        m = min(r.p_bar, 1 - r.p_star)
         # phi(delta) = delta / (expm1(eps) + 2 delta) < m  <=>  delta < m expm1(eps) / (1 - 2 m)
-        d = m * math.expm1(r["eps_t"]) / (1 - 2 * m) if m < 0.5 else math.inf
+        d = m * math.expm1(r.eps_t) / (1 - 2 * m) if m < 0.5 else math.inf
         if worst is None or d < worst[0]:
-            worst = (d, r["t"])
+            worst = (d, r.t)
     d_max, t_worst = worst
     delta = _sig_down(d_max * (1 - 1e-9), 2)
 

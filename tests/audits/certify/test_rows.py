@@ -31,3 +31,15 @@ def test_value_is_frozen_and_detached_from_the_row():
 def test_a_row_without_checks_is_a_key_error():
     with pytest.raises(KeyError):
         step_checks_of([{"t": 1, "checks": {}}, {"t": 2}])
+
+
+def test_step_design_reads_the_row_objects():
+    from audits.certify.rows import StepDesign, step_designs_of
+    row = {"t": 2, "s": -1, "c": 1.5, "rho": 0.01, "tau2": 3.0, "p_bar": 0.2, "eps_t": 0.1, "p_star": 0.4,
+           "delta_t": 0.0, "checks": {}}
+    v = StepDesign.from_dict(row)
+    assert (v.t, v.s, v.c, v.rho, v.p_bar, v.p_star, v.eps_t, v.delta_t) == (2, -1, 1.5, 0.01, 0.2, 0.4, 0.1, 0.0)
+    assert list(v.to_dict()) == ["t", "s", "c", "rho", "p_bar", "eps_t", "p_star", "delta_t"]
+    assert step_designs_of([row]) == [v]
+    with pytest.raises(KeyError):
+        StepDesign.from_dict({"t": 1})
