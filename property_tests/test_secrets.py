@@ -25,6 +25,7 @@ from audits.cli import cli
 from gtm_core import GTMConfig, make_plan
 from gtm_core.deployment import runner as dep_runner
 from gtm_core import reference as R
+from gtm_core import randomness
 from gtm_core.deployment import Deployment
 from gtm_core.deployment import CommandMechanism
 from gtm_core.errors import EvaluationBudgetExceeded, GTMError, MechanismError, MechanismTimeout
@@ -81,7 +82,7 @@ def sentinel_count(noise, source, *, eps_t, tau2, rho, s, budget):
 @pytest.fixture
 def planted(monkeypatch):
     monkeypatch.setattr(R, "draw_count", sentinel_count)
-    monkeypatch.setattr(R, "SystemBits", SentinelBits)  # the one rng-or-seed rule (randomness)
+    monkeypatch.setattr(randomness, "SystemBits", SentinelBits)  # the one rng-or-seed rule (randomness)
 
 
 def eta1_of(gtm):
@@ -385,7 +386,7 @@ def _assert_hidden(texts):
 @pytest.mark.parametrize("name", sorted(PYTHON_FAULTS))
 def test_python_mechanism_faults_hide_every_secret(tmp_path, caplog, monkeypatch, name, time_limit):
     caplog.set_level(logging.DEBUG)
-    monkeypatch.setattr(R, "SystemBits", SentinelBits)
+    monkeypatch.setattr(randomness, "SystemBits", SentinelBits)
     make, exc_type = PYTHON_FAULTS[name]
     if time_limit is not None and exc_type in (KeyboardInterrupt, SystemExit):
         exc_type = MechanismError  # raised in the evaluation thread: a fault of the mechanism
@@ -399,7 +400,7 @@ def test_python_mechanism_faults_hide_every_secret(tmp_path, caplog, monkeypatch
 @pytest.mark.parametrize("name", sorted(COMMAND_FAULTS))
 def test_command_mechanism_faults_hide_every_secret(tmp_path, caplog, monkeypatch, name):
     caplog.set_level(logging.DEBUG)
-    monkeypatch.setattr(R, "SystemBits", SentinelBits)
+    monkeypatch.setattr(randomness, "SystemBits", SentinelBits)
     body, exc_type = COMMAND_FAULTS[name]
     limit = 1.0 if exc_type is MechanismTimeout else 30.0
     a_texts, a = _deployment_fault(tmp_path, caplog, monkeypatch, N_T, body, exc_type, time_limit=limit,
@@ -416,7 +417,7 @@ def test_python_timeout_hides_every_secret(tmp_path, caplog, monkeypatch):
     import threading
 
     caplog.set_level(logging.DEBUG)
-    monkeypatch.setattr(R, "SystemBits", SentinelBits)
+    monkeypatch.setattr(randomness, "SystemBits", SentinelBits)
     release = threading.Event()
 
     def slow():
