@@ -185,10 +185,7 @@ def evaluate_cmd(config_path, epsilon, beta, domain, grid, grid2, function, dept
                            "the convex-hull utility only where Theorem G.4's constant is met" +
                            ("; seeded run: not for deployment" if seed is not None else "")}
         write_json(out, payload)
-        for o in outputs[:20]:
-            click.echo(",".join(f"{c:g}" for c in o))
-        if len(outputs) > 20:
-            click.echo(f"... {len(outputs)} outputs")
+        _echo_outputs(outputs)
         click.echo(f"{_approx_summary(ev)} n={len(S)}", err=True)
         return
     idx = ev.sample(S, runs, rng) if runs > 1 else np.array([ev.extended.index(ev.run(S, rng))])
@@ -199,10 +196,7 @@ def evaluate_cmd(config_path, epsilon, beta, domain, grid, grid2, function, dept
                "note": "float64 reference sampler (numpy); not a hardened deployment" +
                        ("; seeded run: not for deployment" if seed is not None else "")}
     write_json(out, payload)
-    for o in outputs[:20]:
-        click.echo(",".join(f"{c:g}" for c in o))
-    if len(outputs) > 20:
-        click.echo(f"... {len(outputs)} outputs")
+    _echo_outputs(outputs)
     click.echo(f"eps={p.epsilon:g} beta={p.beta:g} |Y~|={p.M} K={p.K} R={p.R:.4f} lambda={p.locality} "
                f"n={len(S)}", err=True)
 
@@ -503,3 +497,11 @@ def bench_cmd(seconds, runs, seed, out_dir, json_path, privacy, delta):
     write_json(out, result)
     for p in paths:
         click.echo(f"wrote {p}")
+
+
+def _echo_outputs(outputs: list) -> None:
+    """The first 20 outputs, one comma-separated line each, then how many there were."""
+    for o in outputs[:20]:
+        click.echo(",".join(f"{c:g}" for c in o))
+    if len(outputs) > 20:
+        click.echo(f"... {len(outputs)} outputs")

@@ -33,11 +33,13 @@ from .mechanisms import exponential_mechanism_ball, laplace_cdf_ball, tlap_cdf_b
 PREC_BITS = 128
 
 __all__ = ["OutputLaw", "PairLoss", "LossSearch", "output_law", "pair_loss", "hockey_stick", "search_loss",
-           "neighbours_remove_one", "multisets", "PREC_BITS"]
+           "neighbours_remove_one", "multisets", "PREC_BITS",
+           "at_least_precision"]
 
 
 @contextlib.contextmanager
-def _prec(bits: int):
+def at_least_precision(bits: int):
+    """Raise python-flint's working precision to at least ``bits`` inside the block (never lower it)."""
     old = ctx.prec
     ctx.prec = max(old, bits)
     try:
@@ -58,7 +60,7 @@ class OutputLaw:
         return np.array([float(p.mid()) for p in self.probabilities])
 
     def total(self) -> arb:
-        with _prec(PREC_BITS):
+        with at_least_precision(PREC_BITS):
             return sum(self.probabilities, arb(0))
 
 
@@ -84,7 +86,7 @@ def _cdf(ev: BlackBoxEvaluator, R: arb) -> Callable[[arb], arb]:
 
 def output_law(ev: BlackBoxEvaluator, S: Sequence) -> OutputLaw:
     """The exact law of Algorithm 4 (as configured in ``ev.params``) on dataset S."""
-    with _prec(PREC_BITS):
+    with at_least_precision(PREC_BITS):
         p = ev.params
         n = len(S)
         R = _exact_radius(ev)
@@ -141,7 +143,7 @@ class PairLoss:
 
 def pair_loss(ev: BlackBoxEvaluator, S: Sequence, S2: Sequence, *, min_probability: float = 0.0) -> PairLoss:
     """Exact loss between S and S2, over outputs whose probability (either side) is >= min_probability."""
-    with _prec(PREC_BITS):
+    with at_least_precision(PREC_BITS):
         a, b = output_law(ev, S), output_law(ev, S2)
         best, arg = None, -1
         for i, (pa, pb) in enumerate(zip(a.probabilities, b.probabilities)):
@@ -160,7 +162,7 @@ def pair_loss(ev: BlackBoxEvaluator, S: Sequence, S2: Sequence, *, min_probabili
 
 def hockey_stick(P: Sequence[arb], Q: Sequence[arb], eps: float) -> arb:
     """delta(eps) = sum_y max(0, P(y) - e^eps Q(y)) (ball)."""
-    with _prec(PREC_BITS):
+    with at_least_precision(PREC_BITS):
         E = arb(eps).exp()
         total = arb(0)
         for p, q in zip(P, Q):

@@ -166,23 +166,34 @@ def compare_median(data_r: Sequence[float], *, n: int, grid_size: int, eps: floa
     def inside(y):
         return lo <= float(y[0]) <= hi
 
-    rows = []
-    idx = pure.sample(S, runs, rng)
-    rows.append(dict(method="Algorithm 4 (pure)", lambda_claim=lam, K=pure.params.K,
-                     **utility_summary([pure.extended[i] for i in idx], fS, inside)))
+    def approx(C):
+        return ApproxEvaluator(ApproxConfig(eps, delta, beta, tuple([g] for g in grid), ApproxConstants(C=C)), f,
+                               depth_method="monotone")
+
+    rows = method_rows(pure, lam, approx, S, f, grid, fS, inside, eps=eps, Cs=Cs, sa_blocks=sa_blocks, runs=runs,
+                       sa_runs=max(50, runs // 10), d=1, rng=rng)
+    return {"task": "median of daily return % (goog)", "n": len(S), "d": 1, "Y": grid_size, "epsilon": eps,
+            "delta": delta, "beta": beta, "lambda_target": lam, "f_S": fS, "rows": rows}
+
+
+def method_rows(pure, pure_lambda, approx, data, f, grid, fS, inside, *, eps, Cs, sa_blocks, runs, sa_runs, d,
+                rng) -> list[dict]:
+    """The comparison's rows on one task: Algorithm 4 (``pure``), Algorithm 2 at each constant C
+    (``approx(C)`` builds the evaluator) and sample-and-aggregate at each block count k <= n."""
+    idx = pure.sample(data, runs, rng)
+    rows = [dict(method="Algorithm 4 (pure)", lambda_claim=pure_lambda, K=pure.params.K,
+                 **utility_summary([pure.extended[i] for i in idx], fS, inside))]
     for C in Cs:
-        ap = ApproxEvaluator(ApproxConfig(eps, delta, beta, tuple([g] for g in grid), ApproxConstants(C=C)), f,
-                             depth_method="monotone")
+        ap = approx(C)
         rows.append(dict(method=f"Algorithm 2 (approx, C={C:g})", lambda_claim=ap.params.locality, K=ap.params.K,
                          guarantee="utility claimed (Theorem G.2 constant)" if C >= 160 else
                          "privacy only (C below the proof's value)",
-                         **utility_summary(_draw(ap.law(S), runs, rng), fS, inside)))
+                         **utility_summary(_draw(ap.law(data), runs, rng), fS, inside)))
     for k in sa_blocks:
-        if k <= len(S):
-            o = sample_and_aggregate(f, S, k, grid, eps, rng, max(50, runs // 10), 1)
+        if k <= len(data):
+            o = sample_and_aggregate(f, data, k, grid, eps, rng, sa_runs, d)
             rows.append(dict(method=f"sample-and-aggregate (k={k})", **utility_summary(o, fS, inside)))
-    return {"task": "median of daily return % (goog)", "n": len(S), "d": 1, "Y": grid_size, "epsilon": eps,
-            "delta": delta, "beta": beta, "lambda_target": lam, "f_S": fS, "rows": rows}
+    return rows
 
 
 def compare_center(users: list, grid: Sequence[tuple], *, eps: float, delta: float, beta: float,
@@ -206,21 +217,12 @@ def compare_center(users: list, grid: Sequence[tuple], *, eps: float, delta: flo
     def inside(y):
         return in_hull(as_point(y, 2), hull_pts)
 
-    rows = []
-    idx = pure.sample(users, runs, rng)
-    rows.append(dict(method="Algorithm 4 (pure)", lambda_claim=pure.params.locality, K=pure.params.K,
-                     **utility_summary([pure.extended[i] for i in idx], fS, inside)))
-    for C in Cs:
-        ap = ApproxEvaluator(ApproxConfig(eps, delta, beta, tuple(grid), ApproxConstants(C=C)), f,
-                             depth_method="enumeration")
-        rows.append(dict(method=f"Algorithm 2 (approx, C={C:g})", lambda_claim=ap.params.locality, K=ap.params.K,
-                         guarantee="utility claimed (Theorem G.2 constant)" if C >= 160 else
-                         "privacy only (C below the proof's value)",
-                         **utility_summary(_draw(ap.law(users), runs, rng), fS, inside)))
-    for k in sa_blocks:
-        if k <= len(users):
-            o = sample_and_aggregate(f, users, k, grid, eps, rng, max(30, runs // 20), 2)
-            rows.append(dict(method=f"sample-and-aggregate (k={k})", **utility_summary(o, fS, inside)))
+    def approx(C):
+        return ApproxEvaluator(ApproxConfig(eps, delta, beta, tuple(grid), ApproxConstants(C=C)), f,
+                               depth_method="enumeration")
+
+    rows = method_rows(pure, pure.params.locality, approx, users, f, grid, fS, inside, eps=eps, Cs=Cs,
+                       sa_blocks=sa_blocks, runs=runs, sa_runs=max(30, runs // 20), d=2, rng=rng)
     return {"task": "user-level Tukey center (goog, 12 users)", "n": len(users), "d": 2, "Y": len(grid),
             "M": pure.params.M, "epsilon": eps, "delta": delta, "beta": beta, "lambda_target": lam, "f_S": fS,
             "rows": rows}

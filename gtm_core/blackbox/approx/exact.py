@@ -11,14 +11,13 @@ ball's upper end is <= delta (never a float comparison).
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from flint import arb, ctx
+from flint import arb
 
 from ...errors import InvalidParameter
-from ..exact import neighbours_remove_one
+from ..exact import at_least_precision, neighbours_remove_one
 from ..mechanisms import tlap_cdf_ball
 from .evaluator import ApproxEvaluator
 
@@ -26,16 +25,6 @@ PREC_BITS = 128
 
 __all__ = ["ApproxLaw", "DeltaPair", "DeltaSearch", "approx_output_law", "hockey_stick_points", "pair_delta",
            "search_delta", "ComponentSearch", "search_algorithm5_delta"]
-
-
-@contextlib.contextmanager
-def _prec(bits: int):
-    old = ctx.prec
-    ctx.prec = max(old, bits)
-    try:
-        yield
-    finally:
-        ctx.prec = old
 
 
 @dataclass(frozen=True)
@@ -47,13 +36,13 @@ class ApproxLaw:
     h_law: tuple
 
     def total(self) -> arb:
-        with _prec(PREC_BITS):
+        with at_least_precision(PREC_BITS):
             return sum(self.probabilities.values(), arb(0))
 
 
 def approx_output_law(ev: ApproxEvaluator, S: Sequence) -> ApproxLaw:
     """The exact law of Algorithm 2 (as configured in ``ev``) on dataset S."""
-    with _prec(PREC_BITS):
+    with at_least_precision(PREC_BITS):
         p = ev.params
         n = len(S)
         e0, d0 = arb(p.epsilon) / 2, arb(p.delta) / 2
@@ -88,7 +77,7 @@ def approx_output_law(ev: ApproxEvaluator, S: Sequence) -> ApproxLaw:
 
 def hockey_stick_points(P: dict, Qd: dict, eps: float) -> arb:
     """delta(eps) = sum_y max(0, P(y) - e^eps Q(y)) over the union of the supports (ball)."""
-    with _prec(PREC_BITS):
+    with at_least_precision(PREC_BITS):
         E = arb(eps).exp()
         total = arb(0)
         for y in set(P) | set(Qd):
@@ -185,7 +174,7 @@ def search_algorithm5_delta(base: Sequence[int], eps: float, beta: float, delta:
     from .onedim import Algorithm5Variant, algorithm5_law
 
     variant = variant if variant is not None else Algorithm5Variant()
-    with _prec(PREC_BITS):
+    with at_least_precision(PREC_BITS):
         a = dict(enumerate(algorithm5_law(list(base), eps, beta, delta, Delta, exact=True,
                                           variant=variant).probabilities))
         best, arg, pairs = arb(0), (), 0
