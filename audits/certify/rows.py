@@ -5,8 +5,10 @@ its derived numbers and ``"checks"``: the per-step check results, ``True``/``Fal
 check does not apply); the certificate stores it as it is. :class:`StepChecks` is the part of a row
 the claims, the refusals and the report decide on - its step and its check results - and
 :class:`StepDesign` the step's design (direction, threshold, base rate, the thresholds p*_t and
-p_bar_t, eps_t, delta_t), each a frozen value read with ``from_dict``; the row itself is never
-rewritten from them.
+p_bar_t, eps_t, delta_t) and :class:`StepRow` every field but the checks (the planned step and the
+numbers derived for it: bounds, expected evaluations, losses, the range of lambda_t), each a frozen
+value read with ``from_dict``; the row itself is never rewritten from them (``StepRow.to_dict`` with
+the checks gives the row back, key for key).
 """
 
 from __future__ import annotations
