@@ -20,7 +20,7 @@ from . import horizon_claims
 from .model import Claim, Refusal, Witness
 from .progress import Progress
 from .refusals import refusals_for
-from .rows import step_checks_of, step_designs_of
+from .rows import step_checks_of, step_designs_of, step_rows_of
 
 
 def effective_config(config: GTMConfig, horizon: int | None) -> GTMConfig:
@@ -168,13 +168,14 @@ def _privacy_claims(config, plan, sps, rows) -> list[Claim]:
                                           "lemma": "Lemma 17 (6), Theorem 23"}),
             _status(ok1),
         ))
-        losses = {str(t): rows[t - 1]["claimed_loss_halt"] for t in _sample_ts(len(rows))}
+        step_rows = step_rows_of(rows)
+        losses = {str(t): step_rows[t - 1].claimed_loss_halt for t in _sample_ts(len(rows))}
         out.append(_step_claim(
             "privacy.expost-halting", "privacy",
             "Halting at step t has privacy loss at most eps_C + C_H eps_t ln(4/beta_t): "
             "2/tau2_t <= C_H eps_t ln(4/beta_t) at every step (Lemma 17 (7), Theorem 23).",
             rows, ("expost_halting_loss",), {"lemma": "Lemma 17 (7), Theorem 23"},
-            {"loss_function": losses, "max_halting_loss": max(r["claimed_loss_halt"] for r in rows)},
+            {"loss_function": losses, "max_halting_loss": max(v.claimed_loss_halt for v in step_rows)},
         ))
     if not plan.pure:
         out.append(_approximate_claim(config, plan, rows))
@@ -186,8 +187,8 @@ def budget_stop_total(rows) -> Any:
     (``proofs.plan_checks.budget_exceed_bound`` per step; exact float64 summands, arb sum): an upper
     bound on the probability that some step up to the horizon exceeds its evaluation budget (union bound)."""
     total = PC.exact(0.0)
-    for r in rows:
-        total += PC.exact(r["budget_exceed_upper"])
+    for v in step_rows_of(rows):
+        total += PC.exact(v.budget_exceed_upper)
     return total
 
 
@@ -256,7 +257,7 @@ def _approximate_claim(config, plan, rows) -> Claim:
     sum and factor evaluated in arb with outward rounding."""
     eps = plan.worst_claimed_loss()
     delta_upper, stop_upper = approximate_delta_upper(plan, rows)
-    worst = max(rows, key=lambda r: r["budget_exceed_upper"])
+    worst = max(step_rows_of(rows), key=lambda v: v.budget_exceed_upper)
     return Claim(
         "privacy.approximate", "privacy",
         f"With evaluation_budget = \"refuse\" the deployed GTM is ({eps:g}, {delta_upper:.3g})-differentially "
@@ -264,8 +265,8 @@ def _approximate_claim(config, plan, rows) -> Claim:
         f"exceeds its budget, an event of the noise alone with probability delta_0 <= {stop_upper:.3g}; "
         f"hence delta = (1 + e^epsilon) delta_0 (coupling on the same noise, docs/deployment.md).",
         {"epsilon": eps, "delta_upper": delta_upper, "budget_stop_upper": stop_upper,
-         "delta_planner": plan.privacy_delta(), "worst_step": worst["t"],
-         "worst_step_upper": worst["budget_exceed_upper"]},
+         "delta_planner": plan.privacy_delta(), "worst_step": worst.t,
+         "worst_step_upper": worst.budget_exceed_upper},
         Witness("interval-arithmetic", {"method": "arb sum of rigorous per-step Pr[N_t > budget_t] bounds, "
                                         "times 1 + e^epsilon, rounded outward",
                                         "module": "proofs.plan_checks.budget_exceed_bound"}),
@@ -355,8 +356,9 @@ def _tail_claims(rows) -> list[Claim]:
     """The direct witnesses of the per-step error tails: exact Poisson tails at the good event's worst
     mean, and the noise-integrated tails of the exact_noise planner."""
     out = []
-    worst_I = max(r["type_I_bound"] for r in rows)
-    worst_II = max(r["type_II_bound"] for r in rows)
+    step_rows = step_rows_of(rows)
+    worst_I = max(v.type_I_bound for v in step_rows)
+    worst_II = max(v.type_II_bound for v in step_rows)
     out.append(_step_claim(
         "accuracy.poisson-tails", "accuracy",
         "Second witness, no Chernoff bound: the exact Poisson tails at the worst mean the good event allows "
@@ -385,7 +387,7 @@ def _threshold_claims(rows) -> list[Claim]:
     designs = step_designs_of(rows)
     table = {str(t): {"p_star": designs[t - 1].p_star, "p_bar": designs[t - 1].p_bar, "s": designs[t - 1].s}
              for t in _sample_ts(len(rows))}
-    ratios = [r["p_bar_ratio"] for r in rows]
+    ratios = [v.p_bar_ratio for v in step_rows_of(rows)]
     out.append(_step_claim(
         "accuracy.rejection-threshold", "accuracy",
         f"With probability >= 1 - beta the GTM halts at every step with p_t >= p*_t and continues past every "
@@ -406,8 +408,9 @@ def _threshold_claims(rows) -> list[Claim]:
 def _cost_claims(config, plan, rows) -> list[Claim]:
     g = config.gtm
     out = []
-    lam = [r["lambda_max_upper"] for r in rows]
-    budgets = [r["evaluation_budget"] for r in rows]
+    step_rows = step_rows_of(rows)
+    lam = [v.lambda_max_upper for v in step_rows]
+    budgets = [v.evaluation_budget for v in step_rows]
     c = _step_claim(
         "cost.evaluation-bound", "cost",
         "On the good event lambda_t <= lambda_max,t (rho Lambda for s=+1, rho for s=-1; Theorem 21(3) / Lemma 22), "
@@ -421,7 +424,7 @@ def _cost_claims(config, plan, rows) -> list[Claim]:
         c = Claim(c.id, c.category, c.statement + f" Not applicable: evaluation_budget_factor="
                   f"{g.evaluation_budget_factor:g} < e.", c.values, c.witness, "not-applicable")
     out.append(c)
-    ev = [r["expected_evaluations"] for r in rows]
+    ev = [v.expected_evaluations for v in step_rows]
     evf = [e for e in ev if isinstance(e, float)]
     total = sum(evf) if len(evf) == len(ev) else math.inf
     out.append(Claim(
@@ -433,9 +436,9 @@ def _cost_claims(config, plan, rows) -> list[Claim]:
          "total_if_never_halting": total},
         Witness("closed-form", {"lemma": "Lemma 12(1)-(2)"}), "info",
     ))
-    bound = [r["budget_exceed_upper"] for r in rows]
+    bound = [v.budget_exceed_upper for v in step_rows]
     total_bound = math.fsum(bound)
-    total_planner = math.fsum(r["budget_exceed_probability"] for r in rows)
+    total_planner = math.fsum(v.budget_exceed_probability for v in step_rows)
     worst = max(range(len(rows)), key=lambda i: bound[i])
     ok = total_bound <= g.beta  # a sum of outward-rounded upper bounds (fsum is correctly rounded)
     total_bound = math.nextafter(total_bound, math.inf)
@@ -446,7 +449,7 @@ def _cost_claims(config, plan, rows) -> list[Claim]:
            "reported only: evaluation_budget = \"none\" never enforces it")
         + f") is <= beta = {g.beta:g}: sum_t min_L Pr[lambda_t > L] + Pr[Po(L) > budget_t].",
         {"total_upper": total_bound, "total_planner": total_planner, "beta": g.beta,
-         "worst_step": rows[worst]["t"], "worst_step_upper": bound[worst],
+         "worst_step": step_rows[worst].t, "worst_step_upper": bound[worst],
          "budget_factor": g.evaluation_budget_factor},
         Witness("interval-arithmetic", {"method": "Pareto-ratio tail + Poisson Chernoff bound in arb at the "
                                         "float-optimised L; planner's float64 bound reported alongside",
@@ -457,13 +460,14 @@ def _cost_claims(config, plan, rows) -> list[Claim]:
 
 
 def _purification_claims(config, rows) -> list[Claim]:
-    if not any(r["delta_t"] > 0 for r in rows):
+    step_rows = step_rows_of(rows)
+    if not any(v.delta_t > 0 for v in step_rows):
         return [Claim(
             "purification.not-needed", "purification",
             "delta_t = 0 at every step: the inputs are pure eps_t-DP, no purification (Lemma 24) is applied.",
             {"max_delta_t": 0.0}, Witness("record", {}), "not-applicable",
         )]
-    phis = [r["phi"] for r in rows if r["delta_t"] > 0]
+    phis = [v.phi for v in step_rows if v.delta_t > 0]
     out = [_step_claim(
         "purification.crossover", "purification",
         "Each (eps_t, delta_t)-DP input is purified by a binary symmetric channel with crossover "
@@ -472,8 +476,8 @@ def _purification_claims(config, rows) -> list[Claim]:
         rows, ("purification_crossover",), {"lemma": "Lemma 24(2)"},
         {"phi_max": max(phis), "phi_min": min(phis)},
     )]
-    table = {str(t): {"halt_threshold": rows[t - 1]["halt_threshold"],
-                      "continue_threshold": rows[t - 1]["continue_threshold"], "phi": rows[t - 1]["phi"]}
+    table = {str(t): {"halt_threshold": step_rows[t - 1].halt_threshold,
+                      "continue_threshold": step_rows[t - 1].continue_threshold, "phi": step_rows[t - 1].phi}
              for t in _sample_ts(len(rows))}
     out.append(_step_claim(
         "purification.thresholds", "purification",

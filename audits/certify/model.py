@@ -143,8 +143,10 @@ def privacy_summary(claims: list[dict]) -> str:
     return "privacy: no privacy claim"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Certificate:
+    """A certificate as :func:`audits.certify.run.certify` builds it; nothing rewrites it afterwards."""
+
     config: GTMConfig
     claims: list[Claim]
     steps: list[dict]

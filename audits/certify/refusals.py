@@ -12,7 +12,7 @@ from gtm_core.errors import UnsupportedConfiguration
 from proofs import plan_checks as PC
 
 from .model import Refusal
-from .rows import step_checks_of, step_designs_of
+from .rows import StepRow, step_checks_of, step_designs_of, step_rows_of
 
 
 def _sig_down(x: float, digits: int = 2) -> float:
@@ -157,10 +157,10 @@ def fix_purification(config: GTMConfig, rows: list[dict]) -> Refusal:
 
     while delta > 0 and not ok(delta):
         delta = _sig_down(delta * 0.9, 2)
-    r = rows[t_worst - 1]
+    r = StepRow.from_dict(rows[t_worst - 1])
     return Refusal(
         "purification.thresholds",
-        f"delta_t/eps_t eats the whole gap: at t={t_worst} phi_t={r['phi']:.3g} >= p_bar_t={r['p_bar']:.3g} "
+        f"delta_t/eps_t eats the whole gap: at t={t_worst} phi_t={r.phi:.3g} >= p_bar_t={r.p_bar:.3g} "
         f"(continue threshold p_bar_t - phi_t <= 0) or p*_t + phi_t >= 1",
         f"smallest change that works: delta_t <= {delta:g} (largest, 2 significant digits)",
         {"largest_delta_t": delta, "step": t_worst},
@@ -169,8 +169,8 @@ def fix_purification(config: GTMConfig, rows: list[dict]) -> Refusal:
 
 def _budget_total(config: GTMConfig, plan, rows, factor: float) -> float:
     total = 0.0
-    for r in rows:
-        sp = plan.step(r["t"])
+    for v in step_rows_of(rows):
+        sp = plan.step(v.t)
         lam_bar = max(sp.lambda_max, math.log(4 / sp.beta_t))
         budget = int(math.ceil(factor * lam_bar))
         total += PC.budget_exceed_bound(dataclasses.replace(sp, evaluation_budget=budget),
@@ -213,11 +213,12 @@ def fix_budget(config: GTMConfig, plan, rows, *, allowance: float | None = None,
     f = _sig_up(hi, 3)
     cfg = config.with_changes(evaluation_budget_factor=f)
     p2 = make_plan(cfg)
-    while math.fsum(PC.budget_exceed_bound(p2.step(r["t"]), tau1=p2.tau1, mu1=p2.mu1) for r in rows) > beta:
+    steps = step_rows_of(rows)
+    while math.fsum(PC.budget_exceed_bound(p2.step(v.t), tau1=p2.tau1, mu1=p2.mu1) for v in steps) > beta:
         f = _sig_up(f * 1.01, 3)
         cfg = config.with_changes(evaluation_budget_factor=f)
         p2 = make_plan(cfg)
-    total = math.fsum(r["budget_exceed_upper"] for r in rows)
+    total = math.fsum(v.budget_exceed_upper for v in steps)
     words = (budget_bound_words(total, beta) if allowance is None else
              f"the union bound sum_t Pr[N_t > budget_t] = {total:.3g} exceeds beta minus the accuracy union bound "
              f"= {beta:.3g}")

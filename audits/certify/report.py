@@ -17,7 +17,7 @@ import math
 
 from ..plotting import draw_event_losses, event_loss_figsize, event_loss_rows, figure, png_base64
 from .model import privacy_summary
-from .rows import step_checks_of
+from .rows import step_checks_of, step_rows_of
 
 _STATUS_WORD = {"pass": "PASS", "fail": "FAIL", "witness-unavailable": "WITNESS UNAVAILABLE",
                 "not-applicable": "n/a", "info": "info", "recorded": "recorded"}
@@ -75,11 +75,9 @@ def _compact_values(values: dict, limit: int = 6) -> str:
 
 def _check_counts(steps: list[dict]) -> list[tuple[str, int, int]]:
     """(check, applicable steps, passing steps) over the horizon."""
-    names: list[str] = []
-    for r in steps[:1]:
-        names = list(r.get("checks", {}))
+    rows = step_checks_of(steps)
+    names = list(rows[0].checks) if rows else []
     out = []
-    rows = step_checks_of(steps) if names else []
     for n in names:
         app = [v.checks[n] for v in rows if v.result(n) is not None]
         if app:
@@ -128,41 +126,41 @@ def _finish_log_log(fig, ax, ylabel: str, title: str) -> str:
 
 
 def plot_thresholds(steps: list[dict], exact: dict | None = None) -> str:
-    steps = _thin(steps)
+    steps = step_rows_of(_thin(steps))
     with figure(figsize=STEP_FIGSIZE, margins=STEP_MARGINS) as (fig, ax):
-        t = [r["t"] for r in steps]
-        ax.plot(t, [r["p_star"] for r in steps], label="p*_t (halts at or above)")
-        ax.plot(t, [r["p_bar"] for r in steps], label="p_bar_t (continues at or below)")
+        t = [r.t for r in steps]
+        ax.plot(t, [r.p_star for r in steps], label="p*_t (halts at or above)")
+        ax.plot(t, [r.p_bar for r in steps], label="p_bar_t (continues at or below)")
         if exact:
             ts = sorted(exact)
             ax.plot(ts, [exact[x][1] for x in ts], "o", ms=5, label="exact rejection threshold (exact engine)")
-        if any(r.get("delta_t", 0) > 0 for r in steps):
-            ax.plot(t, [max(r["continue_threshold"], 1e-300) for r in steps], "--",
+        if any(r.delta_t > 0 for r in steps):
+            ax.plot(t, [max(r.continue_threshold, 1e-300) for r in steps], "--",
                     label="p_bar_t - phi_t (purified)")
-            ax.plot(t, [min(r["halt_threshold"], 1.0) for r in steps], "--", label="p*_t + phi_t (purified)")
+            ax.plot(t, [min(r.halt_threshold, 1.0) for r in steps], "--", label="p*_t + phi_t (purified)")
         return _finish_log_log(fig, ax, "success probability p_t", "Target p*_t and guaranteed rejection threshold p_bar_t")
 
 
 def plot_lambda_range(steps: list[dict]) -> str:
-    steps = _thin(steps)
+    steps = step_rows_of(_thin(steps))
     with figure(figsize=STEP_FIGSIZE, margins=STEP_MARGINS) as (fig, ax):
-        t = [r["t"] for r in steps]
-        lo = [_num(r["lambda_range"][0]) for r in steps]
-        hi = [_num(r["lambda_range"][1]) for r in steps]
+        t = [r.t for r in steps]
+        lo = [_num(r.lambda_range[0]) for r in steps]
+        hi = [_num(r.lambda_range[1]) for r in steps]
         ax.fill_between(t, lo, hi, alpha=0.35, label="lambda_t on the good event")
-        ax.plot(t, [r["rho"] for r in steps], lw=1, label="base rate rho_t")
+        ax.plot(t, [r.rho for r in steps], lw=1, label="base rate rho_t")
         return _finish_log_log(fig, ax, "Poisson mean lambda_t", "Range of lambda_t (Lemma 19(2))")
 
 
 def plot_evaluations(steps: list[dict]) -> str:
-    steps = _thin(steps)
+    steps = step_rows_of(_thin(steps))
     with figure(figsize=STEP_FIGSIZE, margins=STEP_MARGINS) as (fig, ax):
-        t = [r["t"] for r in steps]
-        ev = [_num(r["expected_evaluations"]) for r in steps]
+        t = [r.t for r in steps]
+        ev = [_num(r.expected_evaluations) for r in steps]
         if all(math.isfinite(e) for e in ev):
             ax.plot(t, ev, label="expected evaluations E[N_t]")
-        ax.plot(t, [_num(r["lambda_max_upper"]) for r in steps], label="lambda_max,t (good event)")
-        ax.plot(t, [r["evaluation_budget"] for r in steps], "--", label="evaluation budget")
+        ax.plot(t, [_num(r.lambda_max_upper) for r in steps], label="lambda_max,t (good event)")
+        ax.plot(t, [r.evaluation_budget for r in steps], "--", label="evaluation budget")
         return _finish_log_log(fig, ax, "evaluations of M_t", "Evaluations per step (Lemma 12, Theorem 21(3), Lemma 22)")
 
 
@@ -248,12 +246,12 @@ def render_markdown(doc: dict) -> str:
         lines += ["", "Sampled steps (full table in the JSON certificate):", "",
                   "| t | s | c | rho | Lambda | p* | p_bar | lambda range | E[N_t] | budget | Pr[exceed] |",
                   "|---|---|---|---|---|---|---|---|---|---|---|"]
-        for r in _sample_rows(steps):
-            lr = r["lambda_range"]
+        for r in step_rows_of(_sample_rows(steps)):
+            lr = r.lambda_range
             lines.append(
-                f"| {r['t']} | {r['s']:+d} | {r['c']} | {_fmt(r['rho'])} | {_fmt(r['Lambda'])} | {_fmt(r['p_star'])} | "
-                f"{_fmt(r['p_bar'])} | [{_fmt(lr[0])}, {_fmt(lr[1])}] | {_fmt(r['expected_evaluations'])} | "
-                f"{r['evaluation_budget']} | {_fmt(r['budget_exceed_upper'])} |")
+                f"| {r.t} | {r.s:+d} | {r.c} | {_fmt(r.rho)} | {_fmt(r.Lambda)} | {_fmt(r.p_star)} | "
+                f"{_fmt(r.p_bar)} | [{_fmt(lr[0])}, {_fmt(lr[1])}] | {_fmt(r.expected_evaluations)} | "
+                f"{r.evaluation_budget} | {_fmt(r.budget_exceed_upper)} |")
         lines.append("")
         ex = exact_thresholds(body)
         if ex:
@@ -392,11 +390,11 @@ def _html_steps(body: dict) -> list[str]:
     p.append("<p>Sampled steps (the full table is in the JSON certificate):</p>")
     heads = ["t", "s", "c", "rho", "Lambda", "p*", "p_bar", "lambda range", "E[N_t]", "budget", "Pr[exceed]"]
     p.append("<table><thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in heads) + "</tr></thead><tbody>")
-    for r in _sample_rows(steps):
-        lr = r["lambda_range"]
-        cells = [r["t"], f"{r['s']:+d}", r["c"], r["rho"], r["Lambda"], r["p_star"], r["p_bar"],
-                 f"[{_fmt(lr[0])}, {_fmt(lr[1])}]", r["expected_evaluations"], r["evaluation_budget"],
-                 r["budget_exceed_upper"]]
+    for r in step_rows_of(_sample_rows(steps)):
+        lr = r.lambda_range
+        cells = [r.t, f"{r.s:+d}", r.c, r.rho, r.Lambda, r.p_star, r.p_bar,
+                 f"[{_fmt(lr[0])}, {_fmt(lr[1])}]", r.expected_evaluations, r.evaluation_budget,
+                 r.budget_exceed_upper]
         p.append("<tr>" + "".join(f"<td>{_e(x)}</td>" for x in cells) + "</tr>")
     p.append("</tbody></table>")
     ex = exact_thresholds(body)

@@ -28,6 +28,7 @@ from proofs.plan_checks import CHERNOFF_PLANNERS
 from .. import capped_claim, capped_target, gtm_audit, targets
 from .derive import approximate_delta_upper
 from .model import Claim, Witness, WitnessContext
+from .rows import StepDesign
 
 # Paper results whose lemma checks back the privacy and accuracy claims of a certificate
 # (registry names of proofs/registry.py; a prefix selects every sub-check, e.g. lemma10.3a ...).
@@ -227,7 +228,7 @@ def exact_threshold_claim(plan, rows, *, seconds: float) -> Claim:
     for t in ts[:max_steps]:
         d = exact.exact_rejection_threshold(plan, t)
         pe = float(d["p_exact"])
-        pb = rows[t - 1]["p_bar"]
+        pb = StepDesign.from_dict(rows[t - 1]).p_bar
         table[str(t)] = {"p_bar_paper": pb, "p_bar_exact": pe, "gain": pe / pb if pb > 0 else None,
                          "bracket": list(d["bracket"])}
     return Claim(cid, "accuracy", statement,

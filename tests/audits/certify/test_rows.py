@@ -43,3 +43,37 @@ def test_step_design_reads_the_row_objects():
     assert step_designs_of([row]) == [v]
     with pytest.raises(KeyError):
         StepDesign.from_dict({"t": 1})
+
+
+@pytest.mark.parametrize("example", ["default", "exact_noise", "flipped", "horizon", "purified", "theorem23"])
+def test_step_row_round_trips_every_parameterization_to_the_same_json(example):
+    import json
+    from pathlib import Path
+
+    from audits.certify.derive import derive, effective_config
+    from audits.certify.rows import StepRow, step_rows_of
+    from gtm_core import GTMConfig
+
+    path = Path(__file__).resolve().parents[3] / "examples" / f"{example}.toml"
+    config = GTMConfig.load(path)
+    rows = derive(effective_config(config, min(config.stream.horizon, 4))).steps
+    for row, v in zip(rows, step_rows_of(rows)):
+        assert json.dumps({**v.to_dict(), "checks": row["checks"]}) == json.dumps(row)
+        assert v == StepRow.from_dict(json.loads(json.dumps(row)))
+    tails = {v.type_I_bound is None for v in step_rows_of(rows)}
+    assert tails == ({True} if config.gtm.parameterization == "horizon" else {False})
+
+
+def test_step_row_is_frozen_and_needs_every_field_but_the_tail_bounds():
+    from audits.certify.rows import StepRow
+
+    row = {f: 1.0 for f in StepRow.__dataclass_fields__}
+    row["lambda_range"] = [0.5, "inf"]
+    del row["type_I_bound"], row["type_II_bound"]
+    v = StepRow.from_dict(row)
+    assert v.type_I_bound is None and v.type_II_bound is None and v.lambda_range == (0.5, "inf")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        v.phi = 0.0
+    del row["phi"]
+    with pytest.raises(KeyError):
+        StepRow.from_dict(row)

@@ -109,3 +109,13 @@ def test_exact_noise_planner_is_certified_by_noise_integrated_probabilities():
     ids21 = {c.id: c for c in certify(_cfg().with_changes(horizon=20), quick=True, seconds=1, seed=1,
                                      progress=False, witnesses={}).claims}
     assert ids21["accuracy.noise-integrated-tails"].status == "not-applicable"
+
+
+def test_a_certificate_is_frozen(small_cert):
+    import dataclasses
+
+    import pytest
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        small_cert.mode = "full"
+    assert dataclasses.replace(small_cert, mode="quick").document()["body"]["mode"] == "quick"
