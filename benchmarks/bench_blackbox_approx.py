@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from audits.cli.blackbox import goog_with_volume
+from audits.bench.blackbox_utility import goog_with_volume
 from gtm_core.blackbox.approx.compare import run_comparison, write_comparison
 
 

@@ -51,6 +51,16 @@ def load_goog() -> np.ndarray:
     return np.stack([r, g], axis=1)
 
 
+def goog_with_volume() -> np.ndarray:
+    """(return %, range %, standardised log volume) per trading day from matplotlib's goog.npz: the
+    approximate-DP comparison's data (the first two columns are :func:`load_goog`)."""
+    from matplotlib import cbook
+
+    with cbook.get_sample_data("goog.npz") as f:
+        vol = np.log(f["price_data"]["volume"].astype(float))
+    return np.column_stack([load_goog(), (vol - vol.mean()) / vol.std()])
+
+
 def smallest_lambdas_1d(ev, S, points) -> list[int]:
     """For each point y: the smallest lambda with y in CH(f(N_lambda(S))) (monotone d = 1).
 

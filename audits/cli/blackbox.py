@@ -126,19 +126,6 @@ def make_evaluator(config_path, epsilon, beta, domain, grid, grid2, function, de
     return variant_evaluator(base, variant)
 
 
-def goog_with_volume():
-    """matplotlib's bundled goog.npz as (return %, range %, standardised log volume) rows (the approximate-DP
-    comparison's data; the first two columns are :func:`audits.bench.blackbox_utility.load_goog`)."""
-    import numpy as np
-    from matplotlib import cbook
-
-    from ..bench.blackbox_utility import load_goog
-
-    with cbook.get_sample_data("goog.npz") as f:
-        vol = np.log(f["price_data"]["volume"].astype(float))
-    return np.column_stack([load_goog(), (vol - vol.mean()) / vol.std()])
-
-
 def _approx_summary(ev) -> str:
     p = ev.params
     return (f"eps={p.epsilon:g} delta={p.delta:g} beta={p.beta:g} |Y~|={p.M} H=log*|Y~|={p.H} K={p.K} R={p.R:.4f} "
@@ -479,6 +466,7 @@ def bench_cmd(seconds, runs, seed, out_dir, json_path, privacy, delta):
         raise UsageFailure("--delta needs --privacy approximate")
     if privacy == "approximate":
         from gtm_core.blackbox.approx.compare import run_comparison, write_comparison
+        from ..bench.blackbox_utility import goog_with_volume
         from gtm_core.validation import check_open_unit
 
         if delta is None:
