@@ -113,7 +113,7 @@ class CallableFiniteTarget(FiniteTarget):
             out = self.fn(inp, int(n), int(seed))
         except GTMError:
             raise
-        except Exception as exc:
+        except Exception as exc:  # broad-except: the caller's function may fail in any way; a typed TargetError
             raise TargetError(f"{self.name} raised {type(exc).__name__}: {str(exc)[:200]}") from None
         if isinstance(out, dict):
             resp = {"counts": out}

@@ -24,15 +24,14 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
 from gtm_core.blackbox import BlackBoxEvaluator, EvaluatorConfig, SubsetImage
 from gtm_core.blackbox.depth import evaluate_point
-from gtm_core.blackbox.functions import mean_on, median_on, slope_on, tukey_center_on, tukey_depth
+from gtm_core.blackbox.functions import mean_on, median_on, slope_on, tukey_center_on
 from gtm_core.blackbox.geometry import as_point, in_hull
-from gtm_core.blackbox.mechanisms import exponential_mechanism_probabilities
+from gtm_core.blackbox.approx.compare import sample_and_aggregate_indices as sample_and_aggregate
 from gtm_core.files import jsonable, write_atomic
 
 from ..plotting import PALETTE, figure, save_png
@@ -106,22 +105,6 @@ def smallest_lambdas_enum(img: SubsetImage, points) -> list[int]:
     return res
 
 
-def sample_and_aggregate(f: Callable, S: list, k: int, domain: list, eps: float, rng, runs: int, d: int):
-    """Outputs (indices into domain) of sample-and-aggregate with k blocks, EM aggregation at eps."""
-    out = np.empty(runs, dtype=np.int64)
-    dom = [tuple(map(float, as_point(p))) for p in domain]
-    for i in range(runs):
-        perm = rng.permutation(len(S))
-        blocks = np.array_split(perm, k)
-        vals = [tuple(map(float, evaluate_point(f, [S[j] for j in b], d))) for b in blocks]
-        if d == 1:
-            v = np.array([x[0] for x in vals])
-            q = [min(int((v <= y[0]).sum()), int((v >= y[0]).sum())) for y in dom]
-        else:
-            q = [tukey_depth(np.array(vals), y) for y in dom]
-        p = exponential_mechanism_probabilities(q, eps, 1.0)
-        out[i] = rng.choice(len(dom), p=p)
-    return out
 
 
 def _case(name, ev: BlackBoxEvaluator, S, f_S, runs, rng, lam_fn, sa_ks, sa_runs, notes):

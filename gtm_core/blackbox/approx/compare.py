@@ -28,7 +28,8 @@ from ..geometry import as_point
 from ..mechanisms import exponential_mechanism_probabilities
 from .params import evaluator_budget, highdim_margin, tower
 
-__all__ = ["lambda_pure", "lambda_approx", "log_star_of_exp", "crossover", "sample_and_aggregate", "utility_summary",
+__all__ = ["lambda_pure", "lambda_approx", "log_star_of_exp", "crossover", "sample_and_aggregate",
+           "sample_and_aggregate_indices", "utility_summary",
            "DPS", "hull_interval_monotone", "compare_median", "compare_center", "run_comparison", "compare_center_3d",
            "direction_depth", "directions_3d", "write_comparison"]
 
@@ -99,12 +100,14 @@ def crossover(d: int, eps, delta, beta, C, *, max_H: int = 8) -> dict:
         return {"H": None, "lnM": float("inf"), "log10M": float("inf"), "lambda": float("nan")}
 
 
-def sample_and_aggregate(f: Callable, S: list, k: int, domain: Sequence, eps: float, rng, runs: int, d: int):
+def sample_and_aggregate_indices(f: Callable, S: list, k: int, domain: Sequence, eps: float, rng, runs: int,
+                                 d: int) -> np.ndarray:
     """Sample-and-aggregate baseline (Section 6): random partition into k blocks, f on each block, the
-    exponential mechanism at eps over Y with the rank (d = 1) / Tukey depth (d = 2) among block outputs."""
-    out = []
+    exponential mechanism at eps over Y with the rank (d = 1) / Tukey depth (d = 2) among block outputs;
+    the chosen indices into ``domain``, one per run."""
+    out = np.empty(runs, dtype=np.int64)
     dom = [tuple(map(float, as_point(p))) for p in domain]
-    for _ in range(runs):
+    for i in range(runs):
         blocks = np.array_split(rng.permutation(len(S)), k)
         vals = [tuple(map(float, evaluate_point(f, [S[j] for j in b], d))) for b in blocks]
         if d == 1:
@@ -112,8 +115,14 @@ def sample_and_aggregate(f: Callable, S: list, k: int, domain: Sequence, eps: fl
             q = [min(int((v <= y[0]).sum()), int((v >= y[0]).sum())) for y in dom]
         else:
             q = [tukey_depth(np.array(vals), y) for y in dom]
-        out.append(dom[int(rng.choice(len(dom), p=exponential_mechanism_probabilities(q, eps, 1.0)))])
+        out[i] = rng.choice(len(dom), p=exponential_mechanism_probabilities(q, eps, 1.0))
     return out
+
+
+def sample_and_aggregate(f: Callable, S: list, k: int, domain: Sequence, eps: float, rng, runs: int, d: int):
+    """The points of :func:`sample_and_aggregate_indices` (float tuples of ``domain``)."""
+    dom = [tuple(map(float, as_point(p))) for p in domain]
+    return [dom[int(i)] for i in sample_and_aggregate_indices(f, S, k, domain, eps, rng, runs, d)]
 
 
 def utility_summary(outputs: Sequence, f_S: Sequence[float], in_target: Callable[[tuple], bool]) -> dict:
