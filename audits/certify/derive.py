@@ -43,8 +43,10 @@ def effective_config(config: GTMConfig, horizon: int | None) -> GTMConfig:
     return config.with_changes(**changes)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Derivation:
+    """What :func:`derive` computes for one configuration; certify and verify read it, nothing rewrites it."""
+
     plan: Any
     steps: list[dict]
     globals: dict
