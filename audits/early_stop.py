@@ -1,4 +1,4 @@
-"""Early verdicts: an anytime-valid test on the pre-registered witness (issue 29, item 4).
+"""Early verdicts: an anytime-valid test on the pre-registered witness.
 
 The estimation phase (:func:`audits.audit_engine.estimate`) samples the witness pair in chunks. With early
 verdicts on (``gtm audit`` by default; ``--no-early-stop`` turns them off) it *looks* at the witness after
@@ -150,9 +150,19 @@ class EarlyVerdict:
 
 def critical_count(total: int, epsilon: float, alpha: float) -> int:
     """Smallest k_A with conditional_loss_lower_bound(k_A, total - k_A, alpha) > epsilon (total + 1: none)."""
-    k = np.arange(total + 1)
-    clears = np.asarray(conditional_loss_lower_bound(k, total - k, alpha)) > epsilon
-    return int(np.argmax(clears)) if clears.any() else total + 1
+    def clears(k: int) -> bool:
+        return bool(float(conditional_loss_lower_bound(k, total - k, alpha)) > epsilon)
+
+    if not clears(total):
+        return total + 1
+    lo, hi = 0, total  # the bound grows with k_A at a fixed total: bisect for the first k that clears
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if clears(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 def sequential_false_alarm(totals, epsilon: float, alpha: float, *, final: bool = True,
