@@ -56,7 +56,7 @@ def conclude(problem, book: SampleBook, settings: AuditSettings, selection: Sele
         projected_bound=chosen.score, final_runs_per_stream=runs_a,
         first_round_runs_per_input=selection.first_round_runs,
         first_round_runs_per_input_structured=selection.first_round_runs_structured, families=families,
-        coverage=search_coverage(problem, families),
+        coverage=search_coverage(problem, families, ended_early=selection.ended_early),
         budget=budget_assessment(settings, book, hits_a, hits_b, runs_mean, alpha))
     return AuditResult(
         verdict=VIOLATION if bound > settings.epsilon else NO_VIOLATION, epsilon_claimed=settings.epsilon,
@@ -79,15 +79,17 @@ def early_verdict(settings: AuditSettings, book: SampleBook, selection: Selectio
                         budget_samples=settings.max_samples)
 
 
-def search_coverage(problem, families: Mapping[str, FamilyTally]) -> SearchCoverage:
+def search_coverage(problem, families: Mapping[str, FamilyTally], *, ended_early: bool = False) -> SearchCoverage:
     """The problem's coverage (``problem.coverage()``, empty without one), plus the proposed pairs the
-    first round never sampled (the selection budget ran out), as a skipped region."""
+    first round never sampled (the selection budget ran out, or ``ended_early``: a flagrant pair ended the
+    selection), as a skipped region."""
     coverage = problem.coverage() if hasattr(problem, "coverage") else SearchCoverage()
     unvisited = sum(f.not_visited for name, f in families.items() if not name.endswith("+refined"))
     if unvisited:
+        reason = ("early verdicts: a flagrant pair ended the selection (early_stop.selection_ended_early)"
+                  if ended_early else "the selection budget ran out during the first round")
         coverage = coverage.with_skipped(f"{unvisited} proposed pairs never sampled",
-                                         "the selection budget ran out during the first round "
-                                         "(see families.*.not_visited)")
+                                         f"{reason} (see families.*.not_visited)")
     return coverage
 
 

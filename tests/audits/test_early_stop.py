@@ -94,7 +94,8 @@ def plan():
 def test_a_flagrant_violation_stops_early_in_far_fewer_runs_than_the_budget(plan):
     """Power companion: the deliberately broken GTM without step noise (audits.power.broken), audit seed 0,
     a 4e6-run budget: with early verdicts the audit stops at an interim look with a violation after at most
-    a fifth of the budget; without, the same audit spends it all and finds the same verdict."""
+    a fifth of the budget (a flagrant pair ended the selection, and the coverage section says so); without, the
+    same audit spends it all and finds the same verdict."""
     from audits.gtm_audit import audit
     from audits.power.broken import variant
     from audits.targets import SimulatorTarget
@@ -113,6 +114,10 @@ def test_a_flagrant_violation_stops_early_in_far_fewer_runs_than_the_budget(plan
         early.witness.count_a, early.witness.count_b, look_alpha(look.look, 0.05))), rel=1e-12)
     doc = early.to_dict()["early_stop"]
     assert doc["time_to_verdict"]["early"] is True and doc["time_to_verdict"]["samples"] == early.samples
+    # the selection was ended by a flagrant pair: the coverage section says why pairs went unsampled
+    assert record.selection_ended_early
+    skipped = early.to_dict()["search"]["coverage"]["skipped"]
+    assert any("a flagrant pair ended the selection" in s["reason"] for s in skipped)
 
 
 def test_without_an_early_stop_the_verdict_json_keeps_its_meaning(plan):
