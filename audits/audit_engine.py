@@ -59,6 +59,7 @@ from .audit_scoring import DETECTION_TARGET, Estimation, ScoredCandidate, Select
 from .audit_selection import (FINE_EASIEST_EVENT, FINE_SHARE, FIRST_ROUND_MAX_FACTOR, MIN_FIRST_ROUND, fine_first_round,
                               fine_min_runs, first_round_runs, select)
 from .audit_verdict import conclude
+from .early_stop import Look, first_look_runs, take_look
 from .events import EventSpace
 from .sampling import AuditSettings, Clock, ProgressBar, SampleBook, Seeds
 from .statistics import projected_conditional_bound
@@ -114,9 +115,12 @@ def run_audit(
     n0: int = 1000,
     target_name: str = "target",
     executor=None,
+    early_stop: bool = False,
 ) -> AuditResult:
     """Generic audit (see the module docstring): :func:`select`, :func:`validate`, :func:`estimate`,
     then the conditional test on the pre-registered witness (:func:`audits.audit_verdict.conclude`).
+    ``early_stop``: early verdicts (:mod:`audits.early_stop`: interim looks at the witness at levels summing
+    with the final one's to alpha; a flagrant pair ends the selection); off, the fixed-sample test at alpha.
 
     Raises:
         InvalidParameter: a bad budget or claim (:func:`check_audit_budget`).
@@ -126,7 +130,7 @@ def run_audit(
     settings = AuditSettings(epsilon=float(epsilon), seconds=seconds, max_samples=max_samples, seed=int(seed),
                              confidence=confidence, selection_share=selection_share,
                              validation_share=validation_share,
-                             n0=int(problem.initial_samples or n0))
+                             n0=int(problem.initial_samples or n0), early_stop=bool(early_stop))
     clock = Clock(seconds)
     book = SampleBook(problem, settings, clock, Seeds(seed), executor)
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0xA0D17]))
@@ -206,7 +210,7 @@ def validate(problem, book: SampleBook, settings: AuditSettings, selection: Sele
     samples favour lucky candidates. Returns the witness to pre-register and where the clock stopped the
     audit (``selection.stopped``, or validation itself; None when it did not)."""
     top = validation_pool(problem, selection)
-    if len(top) <= 1 or selection.stopped is not None:
+    if len(top) <= 1 or selection.stopped is not None or selection.ended_early:  # a flagrant pair is the witness
         return selection.best, selection.stopped
     validated = []
     for sc in top:
@@ -271,7 +275,10 @@ def estimate(problem, book: SampleBook, settings: AuditSettings, witness: Scored
     chunk (counts from their own seeded stream, never from the outputs), until the planned mean M
     per input is reached or the clock stops (whole chunks only: a chunk the clock interrupts in flight
     is discarded). ``stopped``: where an earlier phase's clock stop happened (no sampling then).
-    The returned ``stopped`` names the clock stop, if any, that cut the audit short of its sample budget."""
+    The returned ``stopped`` names the clock stop, if any, that cut the audit short of its sample budget.
+    With early verdicts (``settings.early_stop``) the chunks double from :func:`audits.early_stop.first_look_runs`
+    and every chunk but the last is a look (:func:`audits.early_stop.take_look`); the phase ends at the first
+    look whose bound clears the claim."""
     a, b = problem.inputs(witness.candidate)
     events = problem.events(witness.candidate)
     planned = book.final_n(a, b)
@@ -281,12 +288,16 @@ def estimate(problem, book: SampleBook, settings: AuditSettings, witness: Scored
     runs_mean = runs_a = runs_b = 0  # runs_mean = planned Poisson mean M per input (sum of the chunks' means)
     phase_seconds = 0.0
     replanned = False
+    looks: list[Look] = []
     while stopped is None and runs_mean < planned:
         if runs_mean > 0 and book.clock.left() <= 0:
             if settings.max_samples is not None:
                 stopped = "in estimation, before the planned runs"
             break  # hard time budget: the stopping rule depends on the clock only (whole chunks)
         chunk = max(1000, min(planned // 8 if not replanned else planned, estimation_chunk(settings, book.executor)))
+        if settings.early_stop:  # looks at doubling runs: 1/256 of the plan, then the runs so far again
+            chunk = min(max(runs_mean, first_look_runs(planned, ESTIMATION_MIN_CHUNK)),
+                        estimation_chunk(settings, book.executor))
         chunk_mean = min(chunk, planned - runs_mean)
         draws_a, draws_b = int(counts_rng.poisson(chunk_mean)), int(counts_rng.poisson(chunk_mean))
         t0 = time.monotonic()
@@ -311,8 +322,16 @@ def estimate(problem, book: SampleBook, settings: AuditSettings, witness: Scored
             extra = int(max(book.clock.left(), 0.0) * 0.9 / max(per_run, 1e-12))
             if extra >= ESTIMATION_MIN_CHUNK:
                 planned = max(planned, runs_mean + extra)
+        if settings.early_stop and runs_mean < planned:
+            looks.append(take_look(len(looks) + 1, runs_mean, int(hist_a[witness.membership].sum()),
+                                   int(hist_b[witness.membership].sum()), settings.alpha, book.samples,
+                                   book.clock.elapsed()))
+            if looks[-1].bound > settings.epsilon:
+                break  # the early verdict: this look's bound clears the claim
         bar.update(book.progress_done(), f"estimation {runs_mean}/{planned} runs per stream")
-    return Estimation(hist_a=hist_a, hist_b=hist_b, n_a=runs_a, n_b=runs_b, runs_mean=runs_mean, stopped=stopped)
+    early = looks[-1] if looks and looks[-1].bound > settings.epsilon else None
+    return Estimation(hist_a=hist_a, hist_b=hist_b, n_a=runs_a, n_b=runs_b, runs_mean=runs_mean, stopped=stopped,
+                      looks=tuple(looks), early=early)
 
 
 def estimation_chunk(settings: AuditSettings, executor) -> int:

@@ -204,6 +204,8 @@ class AuditResult:
         per_event: losses of the events examined in the last phase, with their intervals.
         search: the search summary (:class:`SearchSummary`; None: not recorded).
         method: the statistical method, in words.
+        early_stop: early verdicts' record (:class:`audits.early_stop.EarlyVerdict`: the looks at the witness
+            and the time to verdict); None when early verdicts were off (the JSON then has no such key).
     """
 
     verdict: str
@@ -218,13 +220,14 @@ class AuditResult:
     per_event: tuple = ()
     search: SearchSummary | None = None
     method: str = ""
+    early_stop: Any = None
 
     @property
     def violation(self) -> bool:
         return self.verdict == VIOLATION
 
     def to_dict(self) -> dict:
-        return {
+        out = {
             "verdict": self.verdict,
             "epsilon_claimed": self.epsilon_claimed,
             "epsilon_lower_bound": self.epsilon_lower_bound,
@@ -238,6 +241,9 @@ class AuditResult:
             "search": {} if self.search is None else self.search.to_dict(),
             "method": self.method,
         }
+        if self.early_stop is not None:
+            out["early_stop"] = self.early_stop.to_dict()
+        return out
 
     def __repr__(self) -> str:
         return (f"AuditResult(verdict={self.verdict!r}, epsilon_claimed={self.epsilon_claimed:g}, "
@@ -252,4 +258,7 @@ def without_timings(doc: dict) -> dict:
     if isinstance(out.get("search"), dict) and isinstance(out["search"].get("budget"), dict):
         budget = {k: v for k, v in out["search"]["budget"].items() if k not in BUDGET_TIMING_KEYS}
         out["search"] = {**out["search"], "budget": budget}
+    if isinstance(out.get("early_stop"), dict):  # the time to verdict: its seconds are timing, its runs are not
+        verdict_time = {k: v for k, v in out["early_stop"]["time_to_verdict"].items() if k != "seconds"}
+        out["early_stop"] = {**out["early_stop"], "time_to_verdict": verdict_time}
     return out

@@ -62,6 +62,7 @@ class Selection:
     families: Any = None  # name -> FamilyTally (None: not recorded)
     latest: tuple = ()  # every scored pair's most recent score (all rounds), best first
     stopped: str | None = None  # where the audit's clock stopped a request in flight (None: it did not)
+    ended_early: bool = False  # a flagrant pair ended the selection (audits.early_stop.is_flagrant; it is ``best``)
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,8 @@ class Estimation:
     n_b: int
     runs_mean: int  # planned Poisson mean M of the runs per input
     stopped: str | None = None  # where the clock stopped the audit short of its sample budget (None: it did not)
+    looks: tuple = ()  # the interim looks at the witness (audits.early_stop.Look; early verdicts only)
+    early: Any = None  # the look whose bound cleared the claim (None: no early verdict)
 
 
 def score_candidate(problem, book: SampleBook, candidate, alpha: float) -> ScoredCandidate:

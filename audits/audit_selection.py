@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 
@@ -20,6 +21,7 @@ from gtm_core.errors import BudgetStop
 from .audit_results import FamilyTally
 from .audit_scoring import (DETECTION_EVENT, DETECTION_TARGET, ScoredCandidate, Selection, fine_runs_needed,
                             first_round_keep_probability, keeps, score_candidate, screen_candidate)
+from .early_stop import is_flagrant
 from .sampling import AuditSettings, ProgressBar, SampleBook
 
 EXTENDED_SELECTION_SHARE = 0.6  # selection share while nothing is projected above the claim
@@ -105,23 +107,25 @@ def select(problem, book: SampleBook, settings: AuditSettings, rng: np.random.Ge
     runs_grid = first.runs_grid
     rounds, best, scores = 0, None, []
     latest: dict[int, ScoredCandidate] = {}
+    flagrant = None
     while True:
         rounds += 1
-        scores, stopped = _selection_round(problem, book, settings, pool, rounds, runs_grid, first, best, families,
-                                           latest, bar)
+        scores, stopped, flagrant = _selection_round(problem, book, settings, pool, rounds, runs_grid, first, best,
+                                                     families, latest, bar)
         if stopped is not None and not scores:  # nothing scored in this round: rank the latest scores
             scores = list(latest.values())
         scores.sort(key=lambda s: -s.score)
         if scores:
-            best = scores[0]
-        if stopped is not None or book.budget_used() >= _selection_limit(settings, best):
+            best = scores[0] if flagrant is None else flagrant
+        if flagrant is not None or stopped is not None or book.budget_used() >= _selection_limit(settings, best):
             break
         pool, families = _next_round(problem, settings, scores, rng, examined, families)
         runs_grid *= 2
     return Selection(ranked=tuple(scores), best=best, rounds=rounds, pairs_examined=len(examined),
                      first_round_runs=first.runs_grid, first_round_runs_structured=first.runs_structured,
                      families=families, latest=tuple(sorted(latest.values(), key=lambda s: -s.score)),
-                     stopped=stopped, first_round_runs_fine=first.runs_fine, fine_dropped=first.fine_dropped)
+                     stopped=stopped, first_round_runs_fine=first.runs_fine, fine_dropped=first.fine_dropped,
+                     ended_early=flagrant is not None)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -181,10 +185,11 @@ def _plan_first_round(problem, book: SampleBook, settings: AuditSettings, rng: n
 
 def _selection_round(problem, book: SampleBook, settings: AuditSettings, pool: list, round_no: int,
                      runs_grid: int, first: _FirstRoundPlan, best, families: dict,
-                     latest: dict[int, ScoredCandidate], bar: ProgressBar) -> tuple[list, str | None]:
+                     latest: dict[int, ScoredCandidate], bar: ProgressBar) -> tuple[list, str | None, Any]:
     """Sample and score the round's pool in order until the selection budget is spent (after at least 8
-    pairs): (the round's scores, where the clock stopped it or None). Updates ``families`` (per-family
-    tallies) and ``latest`` (every pair's latest score) in place."""
+    pairs): (the round's scores, where the clock stopped it or None, the flagrant pair that ended it or None:
+    with early verdicts, :func:`_flagrant`). Updates ``families`` (per-family tallies) and ``latest`` (every
+    pair's latest score) in place."""
     scores: list[ScoredCandidate] = []
     top_score = -math.inf  # the round's best projected bound so far (progress text)
     for c in pool:
@@ -196,7 +201,7 @@ def _selection_round(problem, book: SampleBook, settings: AuditSettings, pool: l
             # in full from the next round on, if it survives (by exploration or the always-survive rule)
             sc = _sample_and_score(problem, book, settings, c, runs, screen=round_no == 1 and _is_fine(c))
         except BudgetStop:  # the clock stopped a request in flight: the target is gone, stop here
-            return scores, f"in selection round {round_no}"
+            return scores, f"in selection round {round_no}", None
         scores.append(sc)
         name = _family(c)
         families[name] = families.get(name, FamilyTally()).with_score(round_no, sc.score,
@@ -206,7 +211,21 @@ def _selection_round(problem, book: SampleBook, settings: AuditSettings, pool: l
         bar.update(book.progress_done(),
                    f"selection round {round_no}: {len(scores)}/{len(pool)} pairs, n={runs_grid}, "
                    f"best projected bound {top_score:.3f}")
-    return scores, None
+        if settings.early_stop and _flagrant(problem, book, settings, sc, len(pool)):
+            return scores, None, sc
+    return scores, None, None
+
+
+def _flagrant(problem, book: SampleBook, settings: AuditSettings, sc: ScoredCandidate, pool_size: int) -> bool:
+    """Early verdicts: the scored pair's event is flagrant on its selection samples
+    (:func:`audits.early_stop.is_flagrant`, Bonferroni over the round's pairs and the pair's events and level
+    sets)."""
+    if not math.isfinite(sc.score):
+        return False
+    a, b = problem.inputs(sc.candidate)
+    events = problem.events(sc.candidate)
+    return is_flagrant(int(book.hist[a][sc.membership].sum()), book.nsel[a], int(book.hist[b][sc.membership].sum()),
+                       book.nsel[b], settings.alpha, pool_size * (len(events) + events.n_codes), settings.epsilon)
 
 
 def _next_round(problem, settings: AuditSettings, scores: list, rng: np.random.Generator, examined: dict,

@@ -15,6 +15,7 @@ import numpy as np
 from .audit_results import (METHOD, NO_VIOLATION, VIOLATION, AuditResult, AuditWitness, BudgetAssessment,
                             FamilyTally, RankedPair, SearchCoverage, SearchSummary)
 from .audit_scoring import Estimation, ScoredCandidate, Selection
+from .early_stop import EarlyVerdict, final_alpha
 from .sampling import AuditSettings, SampleBook
 from .statistics import conditional_loss_lower_bound, event_estimates, garwood_interval
 
@@ -23,13 +24,16 @@ SELECTION_TOP = 5  # best pairs of the last selection round listed in the JSON
 
 def conclude(problem, book: SampleBook, settings: AuditSettings, selection: Selection, chosen: ScoredCandidate,
              estimation: Estimation, target_name: str) -> AuditResult:
-    """The conditional test on the witness event, the per-event estimates and the verdict."""
+    """The conditional test on the witness event, the per-event estimates and the verdict. With early
+    verdicts the bound is the stopping look's (:mod:`audits.early_stop`), else the final look's at
+    ``final_alpha`` (alpha without early verdicts: the fixed-sample test)."""
     alpha = settings.alpha
     a, b = problem.inputs(chosen.candidate)
     events = problem.events(chosen.candidate)
     hits_a = int(estimation.hist_a[chosen.membership].sum())
     hits_b = int(estimation.hist_b[chosen.membership].sum())
-    bound = float(conditional_loss_lower_bound(hits_a, hits_b, alpha))
+    level = estimation.early.alpha if estimation.early is not None else final_alpha(alpha, settings.early_stop)
+    bound = float(conditional_loss_lower_bound(hits_a, hits_b, level))
     lower_a, _ = garwood_interval(hits_a, alpha / 2)
     _, upper_b = garwood_interval(hits_b, alpha / 2)
     runs_mean, runs_a, runs_b = estimation.runs_mean, estimation.n_a, estimation.n_b
@@ -52,25 +56,40 @@ def conclude(problem, book: SampleBook, settings: AuditSettings, selection: Sele
         projected_bound=chosen.score, final_runs_per_stream=runs_a,
         first_round_runs_per_input=selection.first_round_runs,
         first_round_runs_per_input_structured=selection.first_round_runs_structured, families=families,
-        coverage=search_coverage(problem, families),
+        coverage=search_coverage(problem, families, ended_early=selection.ended_early),
         budget=budget_assessment(settings, book, hits_a, hits_b, runs_mean, alpha))
     return AuditResult(
         verdict=VIOLATION if bound > settings.epsilon else NO_VIOLATION, epsilon_claimed=settings.epsilon,
         epsilon_lower_bound=float(bound_reported), confidence=settings.confidence, witness=witness,
         samples=int(book.samples), seconds=book.clock.elapsed(), seed=settings.seed, target=target_name,
         per_event=tuple(per_event), search=search, method=METHOD,
+        early_stop=early_verdict(settings, book, selection, estimation) if settings.early_stop else None,
     )
 
 
-def search_coverage(problem, families: Mapping[str, FamilyTally]) -> SearchCoverage:
+def early_verdict(settings: AuditSettings, book: SampleBook, selection: Selection,
+                  estimation: Estimation) -> EarlyVerdict:
+    """The ``early_stop`` record: the looks, the one that stopped the audit (if any), and the time to
+    verdict - the stopping look's runs and seconds, else the whole audit's."""
+    early = estimation.early
+    samples, seconds = (early.samples, early.seconds) if early is not None else (book.samples, book.clock.elapsed())
+    return EarlyVerdict(alpha=settings.alpha, looks=estimation.looks,
+                        stopped_look=None if early is None else early.look,
+                        selection_ended_early=selection.ended_early, samples=int(samples), seconds=float(seconds),
+                        budget_samples=settings.max_samples)
+
+
+def search_coverage(problem, families: Mapping[str, FamilyTally], *, ended_early: bool = False) -> SearchCoverage:
     """The problem's coverage (``problem.coverage()``, empty without one), plus the proposed pairs the
-    first round never sampled (the selection budget ran out), as a skipped region."""
+    first round never sampled (the selection budget ran out, or ``ended_early``: a flagrant pair ended the
+    selection), as a skipped region."""
     coverage = problem.coverage() if hasattr(problem, "coverage") else SearchCoverage()
     unvisited = sum(f.not_visited for name, f in families.items() if not name.endswith("+refined"))
     if unvisited:
+        reason = ("early verdicts: a flagrant pair ended the selection (early_stop.selection_ended_early)"
+                  if ended_early else "the selection budget ran out during the first round")
         coverage = coverage.with_skipped(f"{unvisited} proposed pairs never sampled",
-                                         "the selection budget ran out during the first round "
-                                         "(see families.*.not_visited)")
+                                         f"{reason} (see families.*.not_visited)")
     return coverage
 
 

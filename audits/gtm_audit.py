@@ -103,7 +103,7 @@ class GTMProblem:
 def audit(target: Target, *, epsilon: float, eps_t, seconds: float | None = 60.0, seed: int = 0,
           confidence: float = 0.95, progress: bool = True, max_samples: int | None = None,
           max_T: int = DEFAULT_MAX_T, oracle_plan=None, oracle_seconds: float | None = None,
-          extra_candidates: Sequence = (), executor=None, claimed_plan=None) -> AuditResult:
+          extra_candidates: Sequence = (), executor=None, claimed_plan=None, early_stop: bool = False) -> AuditResult:
     """Audit a GTM deployment for a claimed epsilon, given its inputs' privacy eps_t.
 
     The auditor searches pairs of neighbouring Bernoulli streams p, p' (every step's odds within
@@ -143,6 +143,10 @@ def audit(target: Target, *, epsilon: float, eps_t, seconds: float | None = 60.0
         claimed_plan: the plan the deployment claims to run (``gtm audit --config``), when known: the fine
             family (:func:`audits.pair_search.fine_candidates`) is then also dense on longer streams near
             its decision levels. It decides where the search is densest, never what it skips.
+        early_stop: early verdicts (:mod:`audits.early_stop`; ``gtm audit`` turns them on unless
+            ``--no-early-stop``): the audit stops as soon as an interim look's bound on the witness clears the
+            claim, with the same error guarantee alpha; the result's ``early_stop`` has the time to verdict.
+            Off (the default here), the result is the fixed-sample test's, as before.
 
     Returns:
         AuditResult: ``verdict``, ``epsilon_claimed``, ``epsilon_lower_bound``, ``confidence``,
@@ -172,7 +176,8 @@ def audit(target: Target, *, epsilon: float, eps_t, seconds: float | None = 60.0
                          extra_candidates=extra_candidates, oracle_attempts=attempts,
                          map_starts=None if executor is None else executor.map_ordered, claimed_plan=claimed_plan)
     return run_audit(problem, epsilon=epsilon, seconds=seconds, max_samples=max_samples, seed=seed,
-                     confidence=confidence, progress=progress, target_name=target.describe(), executor=executor)
+                     confidence=confidence, progress=progress, target_name=target.describe(), executor=executor,
+                     early_stop=early_stop)
 
 
 def _oracle_effort(seconds: float | None, oracle_seconds: float | None) -> tuple[float, int | None]:

@@ -83,6 +83,7 @@ def _summary(result: AuditResult) -> list[tuple[str, str]]:
         (f"lower bound on epsilon (confidence {result.confidence:g})", f"{result.epsilon_lower_bound:.4f}"),
         ("target", str(result.target)),
         ("samples", f"{result.samples:,} runs in {result.seconds:.1f} s (seed {result.seed})"),
+        *([("time to verdict", result.early_stop.describe())] if result.early_stop is not None else []),
         ("search", f"{search.rounds if search else None} selection rounds, "
                    f"{search.pairs_examined if search else None} pairs examined"),
         ("method", result.method),

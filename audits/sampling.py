@@ -30,6 +30,7 @@ class AuditSettings:
     selection_share: float
     validation_share: float
     n0: int
+    early_stop: bool = False  # early verdicts (audits.early_stop): interim looks at the witness, a flagrant selection end
 
     @property
     def alpha(self) -> float:

@@ -3,6 +3,7 @@ planted in a small random region of the input space?
 
     python -m benchmarks.bench_planted [--narrow] [--count 50] [--first-seed 0] [--seconds 60 | --max-samples N]
                                        [--calibration 200] [--max-T 10] [--q-min 1e-3] [--no-claimed-plan]
+                                       [--early-stop]
                                        [--workers N | --scheduler ADDRESS] [--results-dir DIR]
 
 Seed rule (fixed before looking at any result): planted deployments 0..count-1
@@ -20,6 +21,13 @@ every miss with where it was planted. The fractions carry two-sided 95% Clopper-
 levels); its defaults are ``--max-T 20`` and ``--q-min 1e-4``, the file is planted-narrow[-<tag>].json. Every
 audit is given the claimed plan (``claimed_plan``, as ``gtm audit --config`` does: it decides where the fine
 family is densest) unless ``--no-claimed-plan``. Every row records the load average when it finished.
+
+``--early-stop``: every audit with early verdicts (:mod:`audits.early_stop`, as ``gtm audit`` by default;
+off by default here, so the earlier results stay comparable); every row then records its time to verdict
+(``time_to_verdict``: seconds and runs when the verdict was reached, the stopping look, whether a flagrant pair
+ended the selection), and the summary the median and largest time to verdict of the flagged audits against
+the budget. Time-to-verdict benchmark (rule fixed before running): wide suite, planted seeds 0..9,
+60 s each, once with ``--early-stop`` and once without (``--tag early-60s-s0-9`` / ``--tag full-60s-s0-9``).
 
 Writes benchmarks/results/planted[-<tag>].json with machine information (``--results-dir``: elsewhere).
 
@@ -63,14 +71,16 @@ def _loadavg() -> list[float]:
 
 
 def planted_row(config: str, seed: int, max_T: int, q_min: float, seconds, max_samples,
-                confidence: float = 0.95, narrow: bool = False, claimed_plan: bool = True) -> dict:
+                confidence: float = 0.95, narrow: bool = False, claimed_plan: bool = True,
+                early_stop: bool = False) -> dict:
     plan = make_plan(GTMConfig.load(config))
     region = (plant_narrow if narrow else plant)(plan, seed, max_T=max_T, q_min=q_min)
     dep = PlantedDeployment(plan, region)
     t0 = time.monotonic()
     r = audit(CallableTarget(dep, name=f"planted-{seed}", max_T=max_T), epsilon=plan.epsilon,
               eps_t=plan.step(1).eps_t, seconds=seconds, max_samples=max_samples, seed=AUDIT_SEED_OFFSET + seed,
-              progress=False, max_T=max_T, confidence=confidence, claimed_plan=plan if claimed_plan else None)
+              progress=False, max_T=max_T, confidence=confidence, claimed_plan=plan if claimed_plan else None,
+              early_stop=early_stop)
     wall = time.monotonic() - t0
     w = r.witness.to_dict()
     loaded, other = planted_pair(region)
@@ -80,16 +90,37 @@ def planted_row(config: str, seed: int, max_T: int, q_min: float, seconds, max_s
             "planted_pair_loss": true_loss(dep, loaded, other, [region.code]), "region": region.to_dict(),
             "budget_warning": r.search.budget.warning if r.search else None,
             "fine_first_round": r.search.coverage.searched.get("fine_first_round") if r.search else None,
-            "loadavg": _loadavg()}
+            "time_to_verdict": _time_to_verdict(r, wall), "loadavg": _loadavg()}
+
+
+def _time_to_verdict(result, wall: float) -> dict:
+    """When the verdict was reached: the early verdict's runs and seconds, else the whole audit's."""
+    early = result.early_stop
+    if early is None:
+        return {"seconds": wall, "samples": result.samples, "early": False, "stopped_look": None,
+                "selection_ended_early": False}
+    return {"seconds": early.seconds, "samples": early.samples, "early": early.stopped_look is not None,
+            "stopped_look": early.stopped_look, "selection_ended_early": early.selection_ended_early}
+
+
+def _verdict_times(rows) -> dict | None:
+    """Median and largest time to verdict (seconds, runs) of the flagged rows, and how many stopped early."""
+    flagged = [r["time_to_verdict"] for r in rows if r["flagged"]]
+    if not flagged:
+        return None
+    secs, runs = [t["seconds"] for t in flagged], [t["samples"] for t in flagged]
+    return {"flagged": len(flagged), "stopped_early": sum(t["early"] for t in flagged),
+            "median_seconds": float(np.median(secs)), "max_seconds": max(secs),
+            "median_samples": float(np.median(runs)), "max_samples": max(runs)}
 
 
 def calibration_row(config: str, seed: int, max_T: int, seconds, max_samples, confidence: float = 0.95,
-                    claimed_plan: bool = True) -> dict:
+                    claimed_plan: bool = True, early_stop: bool = False) -> dict:
     plan = make_plan(GTMConfig.load(config))
     t0 = time.monotonic()
     r = audit(SimulatorTarget(plan), epsilon=plan.epsilon, eps_t=plan.step(1).eps_t, seconds=seconds,
               max_samples=max_samples, seed=seed, progress=False, max_T=max_T, confidence=confidence,
-              claimed_plan=plan if claimed_plan else None)
+              claimed_plan=plan if claimed_plan else None, early_stop=early_stop)
     w = r.witness.to_dict()
     # The witness' true loss under the correct GTM's numerical law: how close to the claim the search
     # got (a calibration with weak witnesses would say nothing about false alarms at a tight pair).
@@ -97,7 +128,8 @@ def calibration_row(config: str, seed: int, max_T: int, seconds, max_samples, co
                       w["event_codes"])
     return {"seed": seed, "lower_bound": r.epsilon_lower_bound, "false_alarm": r.violation,
             "wall_seconds": time.monotonic() - t0, "samples": r.samples, "witness_true_loss": loss,
-            "witness": {"T": len(w["p"]), "event": w["event"], "family": w["family"]}, "loadavg": _loadavg()}
+            "witness": {"T": len(w["p"]), "event": w["event"], "family": w["family"]},
+            "time_to_verdict": _time_to_verdict(r, time.monotonic() - t0), "loadavg": _loadavg()}
 
 
 def annotate(path: Path) -> int:
@@ -161,6 +193,7 @@ def main(argv=None):
     ap.add_argument("--confidence", type=float, default=0.95,
                     help="confidence of every audit's bound (a false alarm has probability <= 1 - confidence)")
     add_execution_arguments(ap)
+    ap.add_argument("--early-stop", action="store_true", help="early verdicts (audits.early_stop) in every audit")
     ap.add_argument("--tag", default="")
     ap.add_argument("--results-dir", default=str(Path(__file__).parent / "results"))
     ap.add_argument("--annotate", default=None, help="add the best grid pair of every miss to this results file")
@@ -180,19 +213,21 @@ def main(argv=None):
         execution = execution_record(executor)
         planted = partial(planted_row, args.config, max_T=args.max_T, q_min=args.q_min, seconds=budget["seconds"],
                           max_samples=budget["max_samples"], confidence=args.confidence, narrow=args.narrow,
-                          claimed_plan=args.claimed_plan)
+                          claimed_plan=args.claimed_plan, early_stop=args.early_stop)
         for row in ordered(executor, planted, seeds):
             rows.append(row)
             reg = row["region"]
             print(f"planted {row['seed']:3d}: {'FLAGGED' if row['flagged'] else 'missed '} bound {row['lower_bound']:.3f} "
                   f"(witness true loss {row['witness_true_loss']:.3f}; planted T={reg['T']} p~{reg['centre']:.3g} "
                   f"{reg['pattern']} hw {reg['half_width']:.2f} {reg.get('location', '')} loss {reg['loss']:.2f} "
-                  f"q_hi {reg['q_hi']:.1e}) {row['wall_seconds']:.0f} s load {row['loadavg'][0]}",
+                  f"q_hi {reg['q_hi']:.1e}) {row['wall_seconds']:.0f} s (verdict at "
+                  f"{row['time_to_verdict']['seconds']:.1f} s, {row['time_to_verdict']['samples']:,} runs) "
+                  f"load {row['loadavg'][0]}",
                   flush=True)
             _partial(args, rows)
         correct = partial(calibration_row, args.config, max_T=args.max_T, seconds=budget["seconds"],
                           max_samples=budget["max_samples"], confidence=args.confidence,
-                          claimed_plan=args.claimed_plan)
+                          claimed_plan=args.claimed_plan, early_stop=args.early_stop)
         for c in ordered(executor, correct, range(args.calibration)):
             cal.append(c)
             _partial(args, rows, cal)
@@ -207,7 +242,7 @@ def main(argv=None):
     summary = {"flagged": _fraction(flagged, len(rows)), "flagged_within_60s_wall": _fraction(within_60, len(rows)),
                "false_alarms": _fraction(sum(c["false_alarm"] for c in cal), len(cal)) if cal else None,
                "calibration_witnesses": _calibration_summary(cal, make_plan(GTMConfig.load(args.config)).epsilon),
-               "misses": misses}
+               "time_to_verdict": _verdict_times(rows), "misses": misses}
     print(json.dumps({k: v for k, v in summary.items() if k != "misses"}))
     for m in misses:
         reg = m["region"]
@@ -219,7 +254,8 @@ def main(argv=None):
                "loadavg_end": _loadavg(),
                "epsilon": make_plan(GTMConfig.load(args.config)).epsilon,
                "audit_seed_rule": f"audit seed = {AUDIT_SEED_OFFSET} + planted seed; calibration seeds 0..N-1",
-               **budget, "confidence": args.confidence, "max_T": args.max_T, "q_min": args.q_min, "workers": execution["workers"],
+               **budget, "early_stop": args.early_stop, "confidence": args.confidence, "max_T": args.max_T,
+               "q_min": args.q_min, "workers": execution["workers"],
                "execution": execution,
                "summary": summary, "rows": rows, "calibration": cal, "seconds_total": time.monotonic() - t0,
                "machine": machine_info()}

@@ -18,6 +18,12 @@ with no time cap (the audit is then reproducible from ``--seed``); both together
 the audit and the clock is a hard stop - an audit whose time runs out first ends with the bound reached so
 far and says so ("budget stop: ..." on stdout, ``search.budget.stopped`` in the JSON).
 
+Early verdicts (default; ``--no-early-stop`` turns them off): the witness is looked at after every
+estimation chunk (the runs double), each look at its share alpha 0.1 6 / (pi^2 k^2) of the level and the
+final look at 0.9 alpha (total alpha, :mod:`audits.early_stop`); the audit stops at the first look whose
+bound clears the claim ("time to verdict: ..." on stdout, ``early_stop`` in the JSON). The (epsilon, delta)
+audit of a capped configuration has no early verdicts.
+
 Exit codes: 1 when a violation is found (lower bound > claimed epsilon), 0 when none is found,
 2 on bad input or a broken target (crash, hang, malformed answers) - never a verdict then.
 """
@@ -66,11 +72,14 @@ WEAK_SAMPLES = 1_000_000  # fewer runs than this: the bound is far from what the
 @click.option("--json", "json_path", default=None, help="write the result as JSON")
 @click.option("--report", "report_path", default=None,
               help="write a readable report: PATH.html (one self-contained page) or PATH.md (Markdown), plot embedded")
+@click.option("--no-early-stop", "no_early_stop", is_flag=True,
+              help="no early verdict: always spend the whole budget and test the witness once at level 1 - "
+                   "confidence (default: stop as soon as an interim look's bound clears the claim, same level)")
 @click.option("--quiet", "--no-progress", "quiet", is_flag=True, help="no progress bar on stderr")
 @execution_options
 @guard
 def command(target_cmd, epsilon, eps_t, config_path, claim, seconds, seed, confidence, max_samples, max_T, timeout,
-            json_path, report_path, quiet, workers, scheduler):
+            json_path, report_path, no_early_stop, quiet, workers, scheduler):
     """Audit a GTM deployment: lower bound on its privacy loss and a verdict."""
     from ..capped_claim import HOCKEY_STICK
     from ..gtm_audit import DEFAULT_MAX_T, audit, audit_parameters, check_audit_arguments
@@ -111,7 +120,7 @@ def command(target_cmd, epsilon, eps_t, config_path, claim, seconds, seed, confi
     with make_executor(workers, scheduler) as executor, SubprocessTarget(target_cmd, timeout=timeout) as target:
         result = audit(target, epsilon=epsilon, eps_t=privacy, seconds=seconds, seed=seed, max_samples=max_samples,
                        confidence=confidence, progress=not quiet and sys.stderr.isatty(), max_T=max_T,
-                       executor=executor, claimed_plan=claimed)
+                       executor=executor, claimed_plan=claimed, early_stop=not no_early_stop)
         # reproducible from --seed when a sample budget planned the audit and the clock never cut it
         stop = result.search.budget.stopped if result.search is not None else None
         reproducible = max_samples is not None and stop is None and (seconds is None or result.seconds < seconds)
@@ -134,6 +143,8 @@ def command(target_cmd, epsilon, eps_t, config_path, claim, seconds, seed, confi
         click.echo(f"witness: event {w.event}, P = {w.probability_a:.4g} (>= {w.probability_a_lower:.4g}), "
                    f"P' = {w.probability_b:.4g} (<= {w.probability_b_upper:.4g}), {w.n_a:,} runs each")
     click.echo(f"samples: {result.samples:,} in {result.seconds:.1f} s")
+    if result.early_stop is not None:
+        click.echo(f"time to verdict: {result.early_stop.describe()}")
     if stop is not None:
         click.echo(stop)
     if result.samples < WEAK_SAMPLES:

@@ -53,3 +53,25 @@ def test_the_first_round_keep_probability_matches_simulation():
     assert stats.binomtest(int(kept), trials, p).pvalue > 1e-3
     wrong = first_round_keep_probability(n, q, 1.7, 1.0)
     assert stats.binomtest(int(kept), trials, wrong).pvalue < 1e-3
+
+
+def test_the_readmes_first_round_detection_figures_are_the_functions_values():
+    """The detection probability of the fine first round for the (2e-3, loss 2) event that audits/README.md
+    states is computed here, not typed: every "P(n) = x" of its paragraph equals
+    first_round_keep_probability(n, 2e-3, loss, 1) rounded to the digits shown (loss 3 where the README says
+    so), and its runs needed equal fine_runs_needed(). A changed rule or constant fails this test until the
+    README is updated."""
+    import re
+    from pathlib import Path
+
+    from audits.audit_scoring import fine_runs_needed, first_round_keep_probability
+
+    text = Path(__file__).resolve().parents[2].joinpath("audits", "README.md").read_text()
+    paragraph = text[text.index("**Detection probability of the first round.**"):]
+    paragraph = paragraph[: paragraph.index("\n### ")]
+    stated = re.findall(r"(loss 3: )?P\((\d[\d ]*)\) = (0\.\d+)", paragraph)
+    assert len(stated) >= 4, stated
+    for loss3, n, value in stated:
+        computed = first_round_keep_probability(int(n.replace(" ", "")), 2e-3, 3.0 if loss3 else 2.0, 1.0)
+        assert round(computed, len(value) - 2) == float(value), (n, value, computed)
+    assert "`fine_runs_needed()` = 10 500" in paragraph and fine_runs_needed() == 10_500

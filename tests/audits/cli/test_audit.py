@@ -249,3 +249,25 @@ def test_a_clock_that_runs_out_before_the_sample_budget_is_a_budget_stop_not_a_t
     assert stopped.startswith("budget stop") and "of the 40,000,000-run sample budget" in stopped
     assert doc["samples"] < 40_000_000 and doc["execution"]["reproducible"] is False
     assert 0.0 <= doc["epsilon_lower_bound"] <= 1.0
+
+
+# early verdicts: on by default, --no-early-stop turns them off --------------------------------------------
+
+def test_a_flagrant_violation_gets_an_early_verdict_and_no_early_stop_spends_the_budget(tmp_path):
+    """The broken GTM without step noise, seed 0, a 4e6-run budget, max-T 3: by default the audit stops at an
+    interim look (exit 1, "time to verdict" on stdout, in the JSON and in the report) after far fewer runs than
+    the budget; with --no-early-stop it spends the budget, and neither the line nor the JSON key appear."""
+    base = ["--target", f"{SERVE} --broken no-step-noise", "--epsilon", "1", "--eps-t", "0.1", "--max-samples",
+            "4000000", "--max-T", "3", "--seed", "0", "--quiet"]
+    early_json, full_json, rep = tmp_path / "early.json", tmp_path / "full.json", tmp_path / "early.html"
+    res = _run(base + ["--json", str(early_json), "--report", str(rep)])
+    assert res.exit_code == 1, res.output
+    assert "time to verdict:" in res.output and "early verdict at look" in res.output
+    doc = json.loads(early_json.read_text())
+    assert doc["early_stop"]["time_to_verdict"]["early"] is True and doc["samples"] <= 1_000_000
+    assert "time to verdict" in rep.read_text()
+    res = _run(base + ["--json", str(full_json), "--no-early-stop"])
+    assert res.exit_code == 1, res.output
+    assert "time to verdict" not in res.output
+    full = json.loads(full_json.read_text())
+    assert "early_stop" not in full and full["samples"] > 3_600_000
