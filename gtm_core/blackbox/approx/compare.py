@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import params as P
 from ..depth import evaluate_point
-from ..functions import tukey_depth
+from ..functions import direction_depth, directions_3d, tukey_depth
 from ..geometry import as_point
 from ..mechanisms import exponential_mechanism_probabilities
 from .params import evaluator_budget, highdim_margin, tower
@@ -235,23 +235,6 @@ def compare_center(users: list, grid: Sequence[tuple], *, eps: float, delta: flo
     return {"task": "user-level Tukey center (goog, 12 users)", "n": len(users), "d": 2, "Y": len(grid),
             "M": pure.params.M, "epsilon": eps, "delta": delta, "beta": beta, "lambda_target": lam, "f_S": fS,
             "rows": rows}
-
-
-def directions_3d() -> list[tuple[int, int, int]]:
-    """The 26 public directions {-1, 0, 1}^3 minus 0 (axes, face and body diagonals)."""
-    return [(a, b, c) for a in (-1, 0, 1) for b in (-1, 0, 1) for c in (-1, 0, 1) if (a, b, c) != (0, 0, 0)]
-
-
-def direction_depth(points: np.ndarray, y, directions: Sequence) -> int:
-    """Tukey depth restricted to a public direction set D: min_{u in D} |{x in S : u.(x - y) >= 0}|.
-
-    Sensitivity 1 (one record changes each count by <= 1) and quasi-concave in y (its super-level sets
-    are intersections of half-spaces {y : u.y <= t-th largest u.x}) - a valid QCO quality for Algorithm 6.
-    """
-    P = np.asarray(points, dtype=float)
-    yv = np.asarray([float(c) for c in y])
-    U = np.asarray(directions, dtype=float)
-    return int(((P - yv) @ U.T >= 0).sum(axis=0).min())
 
 
 def compare_center_3d(points: np.ndarray, grid: Sequence[tuple], *, eps: float, delta: float, beta: float,
