@@ -92,9 +92,10 @@ def test_d3_exact_delta_certified_and_broken_gap_max_flagged():
 
 def test_d3_wrong_level_epsilon_observable_but_inside_the_claim():
     """A level charged at the undivided eps' (or at 20 eps'/(2H)) raises the exact delta(0.9) of Algorithm 2
-    on the worst pair from 0.00251 to 0.00264 and 0.00424 (disjoint balls), but not above delta = 0.1: at Algorithm 2's level the size-estimate
-    smoothing and the composition slack absorb it (it is flagged at Algorithm 5's level, above)."""
-    S, T = (A3,) * 3 + (B3,) * 5, (A3,) * 2 + (B3,) * 5  # the search's worst pair (a (1,0,0) removed)
+    on the worst pair from 0.00251 to 0.00264 and 0.00424 (disjoint balls), but not above delta = 0.1: at
+    Algorithm 2's level the size-estimate smoothing and the composition slack absorb it (it is flagged at
+    Algorithm 5's level, above)."""
+    S, T = (A3,) * 3 + (B3,) * 5, (A3,) * 2 + (B3,) * 5  # the search's worst pair
     ok = pair_delta(_ev3(), S, T, EPS).delta
     und = pair_delta(_ev3(Algorithm5Variant(level_epsilon="undivided")), S, T, EPS).delta
     x20 = pair_delta(_ev3(Algorithm5Variant(level_epsilon_factor=20.0)), S, T, EPS).delta
