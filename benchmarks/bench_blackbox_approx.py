@@ -8,6 +8,8 @@ gtm_core/blackbox/approx/compare.py.)
 """
 
 import argparse
+import os
+import platform
 import sys
 from pathlib import Path
 
@@ -22,8 +24,12 @@ def main(argv=None):
     ap.add_argument("--seconds", type=float, default=900.0)
     ap.add_argument("--delta", type=float, default=1e-6)
     a = ap.parse_args(argv)
+    load_before = os.getloadavg()
     res = run_comparison(goog_with_volume(), seed=a.seed, runs=a.runs, seconds=a.seconds, delta=a.delta,
                          progress=lambda m: print(m, file=sys.stderr))
+    res["machine"] = {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
+                      "cpus": os.cpu_count(), "python": platform.python_version(),
+                      "loadavg_before": list(load_before), "loadavg_after": list(os.getloadavg())}
     res["command"] = (f"python -m benchmarks.bench_blackbox_approx --runs {a.runs} --seed {a.seed} "
                       f"--delta {a.delta:g}")
     for p in write_comparison(res, Path(__file__).parent / "results"):

@@ -46,7 +46,7 @@ def _grid(text: str, option: str) -> list[float]:
     return [lo + (hi - lo) * i / (count - 1) for i in range(count)]
 
 
-def build_config(config_path, epsilon, beta, domain, grid, grid2):
+def build_config(config_path, epsilon, beta, domain, grid, grid2, grid3=None):
     from gtm_core.blackbox import EvaluatorConfig
 
     if config_path:
@@ -59,9 +59,9 @@ def build_config(config_path, epsilon, beta, domain, grid, grid2):
             data["beta"] = beta
         return EvaluatorConfig.from_dict(data)
     if epsilon is None or beta is None:
-        raise UsageFailure("give --config, or --epsilon and --beta with --domain / --grid / --grid2")
-    if sum(x is not None for x in (domain, grid, grid2)) != 1:
-        raise UsageFailure("give exactly one of --domain, --grid, --grid2")
+        raise UsageFailure("give --config, or --epsilon and --beta with --domain / --grid / --grid2 / --grid3")
+    if sum(x is not None for x in (domain, grid, grid2, grid3)) != 1:
+        raise UsageFailure("give exactly one of --domain, --grid, --grid2, --grid3")
     if domain is not None:
         try:
             pts = [[float(v)] for v in domain.split(",") if v.strip()]
@@ -69,9 +69,12 @@ def build_config(config_path, epsilon, beta, domain, grid, grid2):
             raise UsageFailure(f"--domain must be a comma-separated list of numbers, got {domain!r}") from None
     elif grid is not None:
         pts = [[x] for x in _grid(grid, "--grid")]
-    else:
+    elif grid2 is not None:
         g = _grid(grid2, "--grid2")
         pts = [[x, y] for x in g for y in g]
+    else:
+        g = _grid(grid3, "--grid3")
+        pts = [[x, y, z] for x in g for y in g for z in g]
     return EvaluatorConfig(epsilon, beta, tuple(pts))
 
 
@@ -83,8 +86,10 @@ def evaluator_options(fn):
         click.option("--domain", default=None, help="1-D output domain Y as a comma list"),
         click.option("--grid", default=None, help="1-D output domain Y as LO:HI:COUNT"),
         click.option("--grid2", default=None, help="2-D output domain Y = grid x grid, LO:HI:COUNT"),
+        click.option("--grid3", default=None, help="3-D output domain Y = grid^3, LO:HI:COUNT (COUNT = 2: "
+                     "|Y| = 8, |Y~| = 35)"),
         click.option("--function", "function", default="median", show_default=True,
-                     help="median | mean | slope | tukey-center | module:callable"),
+                     help="median | mean | slope | tukey-center | center-3d | module:callable"),
         click.option("--depth-method", default="auto", show_default=True,
                      type=click.Choice(["auto", "enumeration", "monotone"])),
         click.option("--privacy", default="pure", show_default=True, type=click.Choice(["pure", "approximate"]),
@@ -100,7 +105,7 @@ def evaluator_options(fn):
 
 
 def make_evaluator(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, variant="correct",
-                   privacy="pure", delta=None, constant_c=160.0):
+                   privacy="pure", delta=None, constant_c=160.0, grid3=None):
     from gtm_core.blackbox import BlackBoxEvaluator
 
     from ..power.blackbox import variant_evaluator
@@ -109,7 +114,7 @@ def make_evaluator(config_path, epsilon, beta, domain, grid, grid2, function, de
         raise UsageFailure("--delta needs --privacy approximate (Algorithm 4 is pure DP)")
     if privacy == "approximate" and delta is None:
         raise UsageFailure("--privacy approximate needs --delta D with D in (0, 1)")
-    cfg = build_config(config_path, epsilon, beta, domain, grid, grid2)
+    cfg = build_config(config_path, epsilon, beta, domain, grid, grid2, grid3)
     f, monotone = build_function(function, cfg)
     if depth_method == "monotone" and monotone is False:
         raise UsageFailure(f"--depth-method monotone needs a monotone 1-D function (median, mean), not {function!r}")
@@ -150,7 +155,7 @@ def command():
 @click.option("--seed", type=int, default=None, help="seed (tests only; default: fresh OS entropy)")
 @click.option("--json", "json_path", default=None)
 @guard
-def evaluate_cmd(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, privacy, delta, constant_c,
+def evaluate_cmd(config_path, epsilon, beta, domain, grid, grid2, grid3, function, depth_method, privacy, delta, constant_c,
                  data, columns, runs, seed, json_path):
     """Run Algorithm 4 (or Algorithm 2 with --privacy approximate) on a dataset and print the private output(s)."""
     import numpy as np
@@ -162,7 +167,7 @@ def evaluate_cmd(config_path, epsilon, beta, domain, grid, grid2, function, dept
         raise UsageFailure(f"--seed must be >= 0, got {seed}")
     S = read_dataset(data, columns, function)
     ev = make_evaluator(config_path, epsilon, beta, domain, grid, grid2, function, depth_method,
-                        privacy=privacy, delta=delta, constant_c=constant_c)
+                        privacy=privacy, delta=delta, constant_c=constant_c, grid3=grid3)
     rng = np.random.default_rng(seed)
     if privacy == "approximate":
         outputs = [[float(c) for c in ev.run(S, rng)] for _ in range(runs)]
@@ -202,7 +207,7 @@ def evaluate_cmd(config_path, epsilon, beta, domain, grid, grid2, function, dept
 @click.option("--json", "json_path", default=None)
 @click.option("--report", "report_path", default=None, help="Markdown report (+ PNG plot next to it)")
 @guard
-def exact_cmd(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, privacy, delta, constant_c,
+def exact_cmd(config_path, epsilon, beta, domain, grid, grid2, grid3, function, depth_method, privacy, delta, constant_c,
               data, columns, variant, min_probability, json_path, report_path):
     """Exact output law on the dataset and on every S minus one record; certified loss (pure) or certified
     hockey-stick delta(eps) (--privacy approximate) vs the claim."""
@@ -214,7 +219,7 @@ def exact_cmd(config_path, epsilon, beta, domain, grid, grid2, function, depth_m
         check_writable(rep.with_suffix(".png"), "--report (its plot)", protected=(data, config_path, json_path))
     S = tuple(read_dataset(data, columns, function))
     ev = make_evaluator(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, variant,
-                        privacy=privacy, delta=delta, constant_c=constant_c)
+                        privacy=privacy, delta=delta, constant_c=constant_c, grid3=grid3)
     if privacy == "approximate":
         if rep is not None:
             raise UsageFailure("--report is implemented for --privacy pure only")
@@ -310,7 +315,7 @@ def _exact_report(path: Path, payload: dict, ev) -> None:
 @click.option("--timeout", type=float, default=60.0, show_default=True)
 @click.option("--json", "json_path", default=None)
 @guard
-def audit_cmd(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, privacy, delta, constant_c,
+def audit_cmd(config_path, epsilon, beta, domain, grid, grid2, grid3, function, depth_method, privacy, delta, constant_c,
               target_cmd, variant, data, columns, claim, seconds, max_samples, seed, confidence, timeout, json_path):
     """Statistical audit of an evaluator on neighbouring datasets it searches itself (--privacy approximate:
     the approximate-DP audit of Algorithm 2 at its (eps, delta))."""
@@ -327,7 +332,7 @@ def audit_cmd(config_path, epsilon, beta, domain, grid, grid2, function, depth_m
     if seed < 0:
         raise UsageFailure(f"--seed must be >= 0, got {seed}")
     ev = make_evaluator(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, variant,
-                        privacy=privacy, delta=delta, constant_c=constant_c)
+                        privacy=privacy, delta=delta, constant_c=constant_c, grid3=grid3)
     eps_claim = ev.params.epsilon if claim is None else claim
     if privacy == "approximate":
         _audit_approx(ev, data, columns, function, eps_claim, seed, confidence, seconds, target_cmd, out)
@@ -402,7 +407,7 @@ def _audit_approx(ev, data, columns, function, eps_claim, seed, confidence, seco
 @click.option("--json", "json_path", default=None,
               help="when stdin ends, write a summary here: requests answered, error answers, parameters")
 @guard
-def serve_cmd(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, privacy, delta, constant_c,
+def serve_cmd(config_path, epsilon, beta, domain, grid, grid2, grid3, function, depth_method, privacy, delta, constant_c,
               variant, json_path):
     """Serve Algorithm 4 (or Algorithm 2) over the finite-output JSON-lines protocol (input {"dataset": [...]})."""
     from gtm_core.errors import GTMError, InvalidParameter
@@ -411,7 +416,7 @@ def serve_cmd(config_path, epsilon, beta, domain, grid, grid2, function, depth_m
 
     out = check_writable(json_path, protected=(config_path,))
     ev = make_evaluator(config_path, epsilon, beta, domain, grid, grid2, function, depth_method, variant,
-                        privacy=privacy, delta=delta, constant_c=constant_c)
+                        privacy=privacy, delta=delta, constant_c=constant_c, grid3=grid3)
     target = approx_evaluator_target(ev) if privacy == "approximate" else evaluator_target(ev)
     answered = errors = 0
     for line in sys.stdin:

@@ -94,7 +94,10 @@ def candidate_pairs(universe: Sequence, sizes: Sequence[int], rng: np.random.Gen
         for a, b in zip(uni, uni[1:]):
             add(sorted([a] * (n // 2) + [b] * (n - n // 2)))
         for _ in range(random_per_size):
-            add(sorted(rng.choice(uni, n).tolist()))
+            if all(is_real(v) for v in uni):
+                add(sorted(rng.choice(uni, n).tolist()))
+            else:  # point records (d >= 2): draw indices, keep the records hashable tuples
+                add(sorted(uni[int(i)] for i in rng.integers(len(uni), size=n)))
     return out
 
 

@@ -22,7 +22,7 @@ from .functions import BUILTIN
 __all__ = ["RECORD_DIM", "build_function", "read_dataset"]
 
 #: the record dimension each built-in function takes
-RECORD_DIM = {"median": 1, "mean": 1, "slope": 2, "tukey-center": 2}
+RECORD_DIM = {"median": 1, "mean": 1, "slope": 2, "tukey-center": 2, "center-3d": 3}
 
 
 def build_function(name: str, config):

@@ -1,7 +1,7 @@
 """The pure-DP black-box evaluator: configuration, parameters, Algorithm 3 and Algorithm 4.
 
 * :class:`EvaluatorConfig` - frozen, JSON round-trip: epsilon, beta and the public finite output
-  domain Y (points of dimension d = 1 or 2). Validated once, with typed errors.
+  domain Y (points of dimension d = 1, 2 or 3). Validated once, with typed errors.
 * :class:`PureParameters` - every derived quantity of Algorithm 4 (:mod:`.params`), plus three
   fields that only the power suite changes (``size_noise``, ``em_epsilon``, ``uniform_branch``);
   :func:`pure_parameters` gives the paper's values.
@@ -45,7 +45,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class EvaluatorConfig:
-    """epsilon > 0, beta in (0, 1), domain Y: >= 2 distinct finite points of one dimension d in {1, 2}."""
+    """epsilon > 0, beta in (0, 1), domain Y: >= 2 distinct finite points of one dimension d in {1, 2, 3}."""
 
     epsilon: float
     beta: float

@@ -6,6 +6,7 @@ into a finite domain Y by snapping to the nearest domain point (f : U* -> Y as t
 * :func:`slope_on` - least-squares slope of (x, y) records (a learned model parameter; not monotone).
 * :func:`tukey_center_on` - Definition 6.2 / Corollary 6.4: f_center(S) in argmax_{y in Y} TD(S, y),
   ties broken by the sorted order of Y (an internal-style 2-D function).
+* :func:`center_3d_on` - the 3-D analogue with the Tukey depth restricted to 26 public directions.
 Every function accepts records as numbers, tuples, or lists of records (user-level data: a record
 may itself be a list of points, flattened as in Corollary 6.8).
 """
@@ -17,7 +18,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["snap_1d", "median_on", "mean_on", "slope_on", "tukey_depth", "tukey_center_on", "BUILTIN"]
+__all__ = ["snap_1d", "median_on", "mean_on", "slope_on", "tukey_depth", "tukey_center_on", "directions_3d",
+           "direction_depth", "center_3d_on", "BUILTIN"]
 
 
 def snap_1d(value: float, grid: Sequence[float]) -> float:
@@ -127,10 +129,46 @@ def tukey_center_on(grid: Sequence) -> Callable:
     return f
 
 
+def directions_3d() -> list[tuple[int, int, int]]:
+    """The 26 public directions {-1, 0, 1}^3 minus 0 (axes, face and body diagonals)."""
+    return [(a, b, c) for a in (-1, 0, 1) for b in (-1, 0, 1) for c in (-1, 0, 1) if (a, b, c) != (0, 0, 0)]
+
+
+def direction_depth(points: np.ndarray, y, directions: Sequence) -> int:
+    """Tukey depth restricted to a public direction set D: min_{u in D} |{x in S : u.(x - y) >= 0}|.
+
+    Sensitivity 1 (one record changes each count by <= 1) and quasi-concave in y (its super-level sets
+    are intersections of half-spaces {y : u.y <= t-th largest u.x}) - a valid QCO quality for Algorithm 6.
+    """
+    P = np.asarray(points, dtype=float).reshape(-1, 3)
+    yv = np.asarray([float(c) for c in y])
+    U = np.asarray(directions, dtype=float)
+    return int(((P - yv) @ U.T >= 0).sum(axis=0).min())
+
+
+def center_3d_on(grid: Sequence) -> Callable:
+    """A 3-D center point (Definition 6.2 with the half-spaces restricted to the public directions of
+    :func:`directions_3d`): f(S) = the first point of the (sorted) grid with maximal direction-restricted
+    Tukey depth in flat(S); f(empty) = the first grid point."""
+    g = sorted(tuple(map(float, p)) for p in grid)
+    D = directions_3d()
+
+    def f(T):
+        if not len(T):
+            return g[0]
+        pts = _flat(T)
+        depths = [direction_depth(pts, y, D) for y in g]
+        return g[int(np.argmax(depths))]
+
+    f.__name__ = "center-3d"
+    return f
+
+
 #: name -> (factory(grid), output dimension, monotone?)
 BUILTIN = {
     "median": (median_on, 1, True),
     "mean": (mean_on, 1, True),
     "slope": (slope_on, 1, False),
     "tukey-center": (tukey_center_on, 2, False),
+    "center-3d": (center_3d_on, 3, False),
 }

@@ -1,8 +1,9 @@
-"""Exact convex geometry on finite point sets (d = 1 and d = 2), in rational arithmetic.
+"""Exact convex geometry on finite point sets (d = 1, 2 and 3), in rational arithmetic.
 
 Points are tuples of :class:`fractions.Fraction` (floats convert exactly), so membership in a
 convex hull (the CDI, Definition 2.3) and the CH-closed domain extension (Definition 4.5,
-Lemma 4.8) are decided without rounding.
+Lemma 4.8) are decided without rounding. d = 3 (hull membership by an exact LP, Lemma 4.8's
+extension by enumerating flats) lives in :mod:`.geometry3d`.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from typing import Iterable, Sequence
 
 from ..errors import InvalidParameter, UnsupportedConfiguration
 from ..validation import check_exact_real, is_real
+from .geometry3d import MAX_EXTENSION_POINTS, extension_3d, in_hull_lp
 
 Point = tuple  # tuple[Fraction, ...]
 
 __all__ = ["as_point", "in_hull", "hull_2d", "extension", "SUPPORTED_DIMENSIONS"]
 
-SUPPORTED_DIMENSIONS = (1, 2)
+SUPPORTED_DIMENSIONS = (1, 2, 3)
 
 
 def as_point(x, d: int | None = None, *, field: str = "point") -> Point:
@@ -70,6 +72,8 @@ def in_hull(y: Point, points: Sequence[Point]) -> bool:
     d = len(y)
     if d == 1:
         return min(p[0] for p in points) <= y[0] <= max(p[0] for p in points)
+    if d == 3:
+        return in_hull_lp(y, points)
     if d != 2:
         raise UnsupportedConfiguration(f"convex hulls are implemented for d in {SUPPORTED_DIMENSIONS}, got d={d}")
     h = hull_2d(points)
@@ -99,6 +103,7 @@ def extension(domain: Sequence[Point]) -> tuple[Point, ...]:
     through pairs of points of Y that lies in CH(Y). A non-empty intersection of convex polygons
     with vertices in Y is a convex polygon, segment or point whose vertices are points of Y or
     crossings of two edges, i.e. lie in Y~.
+    d = 3: Lemma 4.8 by enumerating the flats (:func:`.geometry3d.extension_3d`), |Y| <= 12.
     """
     pts = sorted(set(domain))
     if not pts:
@@ -106,6 +111,11 @@ def extension(domain: Sequence[Point]) -> tuple[Point, ...]:
     d = len(pts[0])
     if d == 1:
         return tuple(pts)
+    if d == 3:
+        if len(pts) > MAX_EXTENSION_POINTS:
+            raise UnsupportedConfiguration(f"the d = 3 domain extension enumerates plane triples (O(|Y|^9)); "
+                                           f"|Y| <= {MAX_EXTENSION_POINTS}, got |Y| = {len(pts)}")
+        return extension_3d(pts)
     if d != 2:
         raise UnsupportedConfiguration(f"the domain extension is implemented for d in {SUPPORTED_DIMENSIONS}, got d={d}")
     out = set(pts)

@@ -23,13 +23,13 @@ import numpy as np
 
 from .. import params as P
 from ..depth import evaluate_point
-from ..functions import tukey_depth
+from ..functions import direction_depth, directions_3d, tukey_depth
 from ..geometry import as_point
 from ..mechanisms import exponential_mechanism_probabilities
 from .params import evaluator_budget, highdim_margin, tower
 
 __all__ = ["lambda_pure", "lambda_approx", "log_star_of_exp", "crossover", "sample_and_aggregate",
-           "sample_and_aggregate_indices", "utility_summary",
+           "sample_and_aggregate_indices", "utility_summary", "center_cases_3d",
            "DPS", "hull_interval_monotone", "compare_median", "compare_center", "run_comparison", "compare_center_3d",
            "direction_depth", "directions_3d", "write_comparison"]
 
@@ -103,7 +103,8 @@ def crossover(d: int, eps, delta, beta, C, *, max_H: int = 8) -> dict:
 def sample_and_aggregate_indices(f: Callable, S: list, k: int, domain: Sequence, eps: float, rng, runs: int,
                                  d: int) -> np.ndarray:
     """Sample-and-aggregate baseline (Section 6): random partition into k blocks, f on each block, the
-    exponential mechanism at eps over Y with the rank (d = 1) / Tukey depth (d = 2) among block outputs;
+    exponential mechanism at eps over Y with the rank (d = 1) / Tukey depth (d = 2) / direction-restricted
+    Tukey depth (d = 3, :func:`..functions.direction_depth`) among block outputs;
     the chosen indices into ``domain``, one per run."""
     out = np.empty(runs, dtype=np.int64)
     dom = [tuple(map(float, as_point(p))) for p in domain]
@@ -113,8 +114,10 @@ def sample_and_aggregate_indices(f: Callable, S: list, k: int, domain: Sequence,
         if d == 1:
             v = np.array([x[0] for x in vals])
             q = [min(int((v <= y[0]).sum()), int((v >= y[0]).sum())) for y in dom]
-        else:
+        elif d == 2:
             q = [tukey_depth(np.array(vals), y) for y in dom]
+        else:
+            q = [direction_depth(np.array(vals), y, directions_3d()) for y in dom]
         out[i] = rng.choice(len(dom), p=exponential_mechanism_probabilities(q, eps, 1.0))
     return out
 
@@ -206,52 +209,38 @@ def method_rows(pure, pure_lambda, approx, data, f, grid, fS, inside, *, eps, Cs
 
 
 def compare_center(users: list, grid: Sequence[tuple], *, eps: float, delta: float, beta: float,
-                   Cs: Sequence[float], sa_blocks: Sequence[int], runs: int, rng) -> dict:
-    """User-level 2-D Tukey center (Corollary 6.8) with exact depth by enumeration (<= 16 users)."""
+                   Cs: Sequence[float], sa_blocks: Sequence[int], runs: int, rng, task: str | None = None) -> dict:
+    """Center point with exact depth by enumeration (<= 16 records): d = 2 the Tukey center, d = 3 the
+    direction-restricted one (``center-3d``); records are points or users' blocks (Corollary 6.8)."""
     from ..depth import SubsetImage
     from ..evaluator import BlackBoxEvaluator, EvaluatorConfig
-    from ..functions import tukey_center_on
+    from ..functions import center_3d_on, tukey_center_on
     from ..geometry import in_hull
     from .evaluator import ApproxConfig, ApproxEvaluator
     from .params import ApproxConstants
 
-    f = tukey_center_on(list(grid))
+    d = len(grid[0])
+    f = tukey_center_on(list(grid)) if d == 2 else center_3d_on(list(grid))
     fS = [*f(users)]
     pure = BlackBoxEvaluator(EvaluatorConfig(eps, beta, tuple(grid)), f, depth_method="enumeration")
     lam = min(pure.params.locality, len(users))
-    img = SubsetImage(users, f, pure.domain, d=2)
+    img = SubsetImage(users, f, pure.domain, d=d)
     bits = int(img.images(len(users) - lam)[(1 << len(users)) - 1])
     hull_pts = [img.domain[j] for j in range(len(img.domain)) if bits >> j & 1]
 
     def inside(y):
-        return in_hull(as_point(y, 2), hull_pts)
+        return in_hull(as_point(y, d), hull_pts)
 
     def approx(C):
         return ApproxEvaluator(ApproxConfig(eps, delta, beta, tuple(grid), ApproxConstants(C=C)), f,
                                depth_method="enumeration")
 
     rows = method_rows(pure, pure.params.locality, approx, users, f, grid, fS, inside, eps=eps, Cs=Cs,
-                       sa_blocks=sa_blocks, runs=runs, sa_runs=max(30, runs // 20), d=2, rng=rng)
-    return {"task": "user-level Tukey center (goog, 12 users)", "n": len(users), "d": 2, "Y": len(grid),
+                       sa_blocks=sa_blocks, runs=runs, sa_runs=max(30, runs // 20), d=d, rng=rng)
+    return {"task": task or f"user-level Tukey center (goog, {len(users)} users)", "n": len(users), "d": d,
+            "Y": len(grid),
             "M": pure.params.M, "epsilon": eps, "delta": delta, "beta": beta, "lambda_target": lam, "f_S": fS,
             "rows": rows}
-
-
-def directions_3d() -> list[tuple[int, int, int]]:
-    """The 26 public directions {-1, 0, 1}^3 minus 0 (axes, face and body diagonals)."""
-    return [(a, b, c) for a in (-1, 0, 1) for b in (-1, 0, 1) for c in (-1, 0, 1) if (a, b, c) != (0, 0, 0)]
-
-
-def direction_depth(points: np.ndarray, y, directions: Sequence) -> int:
-    """Tukey depth restricted to a public direction set D: min_{u in D} |{x in S : u.(x - y) >= 0}|.
-
-    Sensitivity 1 (one record changes each count by <= 1) and quasi-concave in y (its super-level sets
-    are intersections of half-spaces {y : u.y <= t-th largest u.x}) - a valid QCO quality for Algorithm 6.
-    """
-    P = np.asarray(points, dtype=float)
-    yv = np.asarray([float(c) for c in y])
-    U = np.asarray(directions, dtype=float)
-    return int(((P - yv) @ U.T >= 0).sum(axis=0).min())
 
 
 def compare_center_3d(points: np.ndarray, grid: Sequence[tuple], *, eps: float, delta: float, beta: float,
@@ -289,6 +278,22 @@ def compare_center_3d(points: np.ndarray, grid: Sequence[tuple], *, eps: float, 
             "rows": rows}
 
 
+def center_cases_3d(data: np.ndarray, *, eps, delta, beta, runs, rng, say) -> list[dict]:
+    """The d = 3 evaluator rows: Y = the box {-1, 1} x {1, 4} x {-1, 1} (|Y| = 8, |Y~| = 35 by Lemma 4.8),
+    f = center-3d on (return %, range %, log volume); 16 days as records, and 12 users (blocks of days)."""
+    grid = [(x, y, z) for x in (-1.0, 1.0) for y in (1.0, 4.0) for z in (-1.0, 1.0)]
+    say("approx bench: 3-D center point, 16 days (Algorithm 2 vs 4, d = 3)")
+    days = [tuple(float(v) for v in data[j, :3]) for j in range(16)]
+    out = [compare_center(days, grid, eps=eps, delta=delta, beta=beta, Cs=(160.0, 1e-7), sa_blocks=(4, 8),
+                          runs=runs, rng=rng, task="3-D center point (goog, 16 days)")]
+    say("approx bench: user-level 3-D center point, 12 users (Algorithm 2 vs 4, d = 3)")
+    blocks = np.array_split(np.arange(len(data)), 12)
+    users = [[tuple(float(v) for v in data[j, :3]) for j in b] for b in blocks]
+    out.append(compare_center(users, grid, eps=eps, delta=delta, beta=beta, Cs=(160.0, 1e-7), sa_blocks=(3, 6),
+                              runs=runs, rng=rng, task="user-level 3-D center point (goog, 12 users)"))
+    return out
+
+
 def run_comparison(data: np.ndarray, *, seed: int = 0, runs: int = 400, seconds: float = 300.0,
                    eps: float = 0.9, delta: float = 1e-6, beta: float = 0.1, progress=None) -> dict:
     """The committed comparison (benchmarks/bench_blackbox_approx.py, `gtm blackbox bench --privacy approximate`).
@@ -319,6 +324,10 @@ def run_comparison(data: np.ndarray, *, seed: int = 0, runs: int = 400, seconds:
     else:
         skipped.append("2-D center point (time budget)")
     if time.monotonic() - t0 <= seconds and data.shape[1] >= 3:
+        cases += center_cases_3d(data, eps=eps, delta=delta, beta=beta, runs=runs, rng=rng, say=say)
+    else:
+        skipped.append("d = 3 evaluator rows (time budget or no third column)")
+    if time.monotonic() - t0 <= seconds and data.shape[1] >= 3:
         say("approx bench: 3-D center point QCO (Algorithm 6, d = 3)")
         pts3 = data[:200, :3]
         g3 = [(x, y, z) for x in (-1.0, 0.0, 1.0) for y in (1.0, 2.5, 4.0) for z in (-1.0, 0.0, 1.0)]
@@ -326,11 +335,17 @@ def run_comparison(data: np.ndarray, *, seed: int = 0, runs: int = 400, seconds:
     else:
         qco3 = None
         skipped.append("3-D center point QCO (time budget or no third column)")
-    skipped.append("d = 3 evaluator (Algorithm 2): the CDI depth and Y~ are implemented for d <= 2; Algorithm 6 "
-                   "runs at d = 3 as a QCO solver (qco_3d)")
     return {"seed": seed, "runs": runs, "epsilon": eps, "delta": delta, "beta": beta, "crossover": crossings,
             "cases": cases, "qco_3d": qco3, "skipped": skipped, "seconds": time.monotonic() - t0,
             "sampler": "outputs drawn from the exact float64 law (Algorithm 2) / the vectorised sampler (Algorithm 4)"}
+
+
+def _machine_line(m) -> str:
+    if not m:
+        return ""
+    lb, la = m["loadavg_before"], m["loadavg_after"]
+    return (f" Machine: {m['platform']}, {m['cpus']} CPUs (shared), Python {m['python']}; load average (1/5/15 min) "
+            f"before {lb[0]:.2f}/{lb[1]:.2f}/{lb[2]:.2f}, after {la[0]:.2f}/{la[1]:.2f}/{la[2]:.2f}.")
 
 
 def write_comparison(result: dict, out_dir) -> list:
@@ -346,7 +361,7 @@ def write_comparison(result: dict, out_dir) -> list:
     lines = ["# Approximate-DP black-box evaluator (Algorithm 2) vs the pure one (Algorithm 4)", "",
              f"Command: `{result.get('command', '')}`; seed rule: one numpy Generator from the seed drives every "
              f"case in order; eps = {result['epsilon']:g}, delta = {result['delta']:g}, beta = {result['beta']:g}; "
-             f"{result['seconds']:.0f} s.", "",
+             f"{result['seconds']:.0f} s wall." + _machine_line(result.get("machine")), "",
              "## Crossover of lambda (constants counted): smallest |Y~| with lambda_approx < lambda_pure", "",
              "| d | C | H = log* at the crossover | log10 of |Y~| | lambda there |", "|---|---|---|---|---|"]
     for c in result["crossover"]:
@@ -367,7 +382,7 @@ def write_comparison(result: dict, out_dir) -> list:
         for r in q3["rows"]:
             lines.append(f"| {r['method']} | {r['mean_quality_gap']:.3g} | {r['q90_quality_gap']:.3g} | "
                          f"{r['median_distance_to_argmax']:.3g} | {r['runs']} |")
-    lines += ["", "Not run: " + "; ".join(result["skipped"]), ""]
+    lines += ["", "Not run: " + ("; ".join(result["skipped"]) or "nothing (every case ran)"), ""]
     md = out_dir / "blackbox_approx.md"
     write_atomic(md, "\n".join(lines))
     return [js, md]

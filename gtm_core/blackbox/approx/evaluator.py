@@ -1,4 +1,4 @@
-"""Algorithm 2: the approximate-DP black-box evaluator (Theorem 2.6), for d in {1, 2}.
+"""Algorithm 2: the approximate-DP black-box evaluator (Theorem 2.6), for d in {1, 2, 3}.
 
 The extraction has no pseudocode for Algorithm 2; it is read off the proof of Theorem 2.6
 (Theorem C.7) and mirrors Algorithm 4 without its uniform branch:

@@ -15,7 +15,9 @@ implementation is explicit about what the paper leaves implicit (docs/blackbox.m
 
 For d = 3 the last coordinate's slice is a vertical line: its intersection with CH(L) is the interval
 between the heights of the triangles, segments and points of L whose xy-projection contains the
-prefix (:func:`line_interval_3d`), exact in rationals; the same gives Y'_3 and the final CH(Y) test.
+prefix (:class:`gtm_core.blackbox.geometry3d.VerticalLines`, exact integer tests vectorised over the
+C(|Y|, 3) triangles, computed once per prefix and shared by every level); the same gives Y'_3 and the
+final CH(Y) test.
 
 Output: a point of CH(Y) (tuple of Fractions); outside CH(Y) -> the fixed public point min(Y).
 The law (:func:`algorithm6_law`) and the sampler (:func:`algorithm6_run`) share every step.
@@ -32,6 +34,7 @@ from flint import arb
 
 from ...errors import InvalidParameter, UnsupportedConfiguration
 from ..geometry import as_point, hull_2d, in_hull
+from ..geometry3d import VerticalLines
 from .onedim import Algorithm5Variant, em_ball, em_float, algorithm5_law, algorithm5_run
 from .params import highdim_budget, highdim_margin, log_star
 
@@ -78,8 +81,9 @@ def _levels(points, quality):
     return m, [(t, [p for p in points if quality[p] >= t]) for t in ts if t > m]
 
 
-def candidates(domain: Sequence, prefix: tuple) -> list[Fraction]:
-    """Y'_i for the realised prefix (i = len(prefix) + 1), sorted."""
+def candidates(domain: Sequence, prefix: tuple, *, lines: VerticalLines | None = None) -> list[Fraction]:
+    """Y'_i for the realised prefix (i = len(prefix) + 1), sorted (``lines``: a reusable
+    :class:`VerticalLines` of ``domain`` for i = 3)."""
     i = len(prefix)
     out = {p[i] for p in domain}  # G_i (Lemma G.3 property (1))
     if i == 1:
@@ -89,56 +93,25 @@ def candidates(domain: Sequence, prefix: tuple) -> list[Fraction]:
                 if a[0] < c < b[0]:
                     out.add(a[1] + (c - a[0]) * (b[1] - a[1]) / (b[0] - a[0]))
     elif i == 2:
-        for lo_hi in _line_heights(domain, prefix):
-            out.add(lo_hi)
+        out |= {z for _, z in (lines or VerticalLines(domain)).hits(prefix)}
     elif i > 2:
         raise UnsupportedConfiguration("candidate sets are implemented for d <= 3")
     return sorted(out)
 
 
-def _in_triangle_2d(p, a, b, c) -> tuple | None:
-    """Barycentric coordinates of p in the (non-degenerate) triangle abc if p lies in it, else None."""
-    det = (b[0] - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (b[1] - a[1])
-    if det == 0:
-        return None
-    l1 = ((b[0] - p[0]) * (c[1] - p[1]) - (c[0] - p[0]) * (b[1] - p[1])) / det
-    l2 = ((c[0] - p[0]) * (a[1] - p[1]) - (a[0] - p[0]) * (c[1] - p[1])) / det
-    l3 = 1 - l1 - l2
-    return (l1, l2, l3) if l1 >= 0 and l2 >= 0 and l3 >= 0 else None
+def line_interval_3d(points: Sequence, xy: tuple, *, lines: VerticalLines | None = None, subset_bits=None):
+    """The vertical line {(x, y) = xy} cut by CH(points) (3-D) as (min z, max z), or None if it misses
+    (``lines``: a :class:`VerticalLines` of ``points``, reused; ``subset_bits``: only those points)."""
+    return (lines or VerticalLines(points)).interval(xy, subset_bits)
 
 
-def _line_heights(points: Sequence, xy: tuple) -> set:
-    """Heights z of every point of the vertical line {(x, y) = xy} on a triangle, segment or point of
-    ``points`` (3-D) whose projection contains xy: the candidate vertices of line cap CH(A), A subset."""
-    from itertools import combinations
-
-    out = {p[2] for p in points if p[0] == xy[0] and p[1] == xy[1]}
-    for a, b in combinations(points, 2):  # segments (projections may be segments through xy)
-        dx, dy = b[0] - a[0], b[1] - a[1]
-        if dx == 0 and dy == 0:
-            continue
-        cross = dx * (xy[1] - a[1]) - dy * (xy[0] - a[0])
-        if cross != 0:
-            continue
-        t = ((xy[0] - a[0]) * dx + (xy[1] - a[1]) * dy) / (dx * dx + dy * dy)
-        if 0 <= t <= 1:
-            out.add(a[2] + t * (b[2] - a[2]))
-    for a, b, c in combinations(points, 3):
-        bc = _in_triangle_2d(xy, a, b, c)
-        if bc is not None:
-            out.add(bc[0] * a[2] + bc[1] * b[2] + bc[2] * c[2])
-    return out
-
-
-def line_interval_3d(points: Sequence, xy: tuple):
-    """The vertical line {(x, y) = xy} cut by CH(points) (3-D) as (min z, max z), or None if it misses."""
-    hs = _line_heights(points, xy)
-    return (min(hs), max(hs)) if hs else None
-
-
-def induced_quality(points: Sequence, quality: dict, prefix: tuple, values: Sequence[Fraction]) -> list[Fraction]:
+def induced_quality(points: Sequence, quality: dict, prefix: tuple, values: Sequence[Fraction], *,
+                    lines: VerticalLines | None = None) -> list[Fraction]:
     """Q_i(S, y) for y in values (Algorithm 6 line 8 via level sets, see the module docstring)."""
     m, levels = _levels(points, quality)
+    if len(prefix) == 2 and lines is None:
+        lines = VerticalLines(points)
+    bit = {p: 1 << k for k, p in enumerate(lines.points)} if lines is not None else {}
     d, i = len(points[0]), len(prefix)
     if i + 1 > min(d, 3):
         raise UnsupportedConfiguration("induced qualities are implemented for coordinates 1, 2 and 3")
@@ -151,7 +124,7 @@ def induced_quality(points: Sequence, quality: dict, prefix: tuple, values: Sequ
             hull = hull_2d([p[:2] for p in L])
             tests.append((t, lambda x, hull=hull: in_hull(x, hull)))
         else:
-            iv = line_interval_3d(L, prefix)
+            iv = lines.interval(prefix, sum(bit[p] for p in L))
             tests.append((t, lambda x, iv=iv: iv is not None and iv[0] <= x[2] <= iv[1]))
     out = []
     for y in values:
@@ -160,11 +133,11 @@ def induced_quality(points: Sequence, quality: dict, prefix: tuple, values: Sequ
     return out
 
 
-def _in_domain_hull(y: tuple, pts: Sequence) -> bool:
+def _in_domain_hull(y: tuple, pts: Sequence, lines: VerticalLines | None) -> bool:
     """y in CH(Y) (exact; d = 3 via the vertical line through y)."""
     if len(y) <= 2:
         return in_hull(y, pts)
-    iv = line_interval_3d(pts, y[:2])
+    iv = lines.interval(y[:2])
     return iv is not None and iv[0] <= y[2] <= iv[1]
 
 
@@ -187,15 +160,16 @@ def algorithm6_law(domain: Sequence, quality_values: Sequence, eps, beta, delta,
         pr = em_ball([Q[p] for p in pts], arb(eps)) if exact else em_float([Q[p] for p in pts], float(eps))
         return {p: v for p, v in zip(pts, pr)}
     s = setup(pts, eps, beta, delta, C)
+    lines = VerticalLines(pts) if d == 3 else None
     law: dict = {}
 
     def rec(prefix, mass):
         if len(prefix) == d:
-            y = prefix if _in_domain_hull(prefix, pts) else min(pts)
+            y = prefix if _in_domain_hull(prefix, pts, lines) else min(pts)
             law[y] = law.get(y, zero) + mass
             return
-        vals = candidates(pts, prefix)
-        qi = induced_quality(pts, Q, prefix, vals)
+        vals = candidates(pts, prefix, lines=lines)
+        qi = induced_quality(pts, Q, prefix, vals, lines=lines)
         res = algorithm5_law(qi, s.eps_c, s.beta_c, s.delta_c, s.Delta, exact=exact, variant=variant)
         for v, pv in zip(vals, res.probabilities):
             if pv != 0:
@@ -214,9 +188,10 @@ def algorithm6_run(domain: Sequence, quality_values: Sequence, eps, beta, delta,
         pr = em_float([Q[p] for p in pts], float(eps))
         return pts[int(rng.choice(len(pts), p=pr))]
     s = setup(pts, eps, beta, delta, C)
+    lines = VerticalLines(pts) if d == 3 else None
     prefix: tuple = ()
     for _ in range(d):
-        vals = candidates(pts, prefix)
-        qi = induced_quality(pts, Q, prefix, vals)
+        vals = candidates(pts, prefix, lines=lines)
+        qi = induced_quality(pts, Q, prefix, vals, lines=lines)
         prefix = prefix + (vals[algorithm5_run(qi, s.eps_c, s.beta_c, s.delta_c, s.Delta, rng, variant=variant)],)
-    return prefix if _in_domain_hull(prefix, pts) else min(pts)
+    return prefix if _in_domain_hull(prefix, pts, lines) else min(pts)

@@ -37,6 +37,7 @@ __all__ = [
     "Algorithm5Law",
     "interval_quality",
     "pad_quality",
+    "scale",
     "gap_max_probabilities",
     "algorithm5_law",
     "algorithm5_run",
@@ -166,6 +167,18 @@ def _check(Q, eps, beta, delta, Delta):
     check_positive("Delta", Delta)
 
 
+def scale(jh: int, N: int) -> int:
+    """The interval length J = 2^j^ of the recursion's output, capped at the padded domain size N.
+
+    The recursive call runs on the padded vector q (length a power of two >= floor(log2(N - 1)) + 1), so it
+    can return a padding index with 2^j^ > N (|Y'| in (32, 64] gives q of length 6 padded to 8; j^ = 7 would
+    ask for blocks of 128 points of a 64-point domain: no block at all). An interval longer than the
+    domain is the whole domain, so J = min(2^j^, N) - one block. A public function of the private j^
+    (post-processing): privacy is unchanged; it only matters where j^ lands in the padding.
+    """
+    return min(1 << jh, N)
+
+
 def _level_law(Q, eps_l, Delta, exact, variant, delta_l, stats):
     """Law of one (possibly recursive) call on a padded quality vector, as a list of probabilities."""
     P = pad_quality(Q)
@@ -180,7 +193,7 @@ def _level_law(Q, eps_l, Delta, exact, variant, delta_l, stats):
     for jh, pj in enumerate(law_j):
         if (not exact and pj == 0.0) or (exact and pj == 0):
             continue
-        J = 1 << jh
+        J = scale(jh, N)
         blocks = [max(P[k * J:(k + 1) * J]) for k in range(N // J)]
         if len(blocks) > 1 / delta_l:
             stats["regime_ok"] = False
@@ -228,7 +241,7 @@ def _level_run(Q, eps_l, Delta, variant, rng):
     if N == 1:
         return 0
     jh = _level_run(interval_quality(P, Delta), eps_l, Delta / 8, variant, rng)
-    J = 1 << jh
+    J = scale(jh, N)
     blocks = [max(P[k * J:(k + 1) * J]) for k in range(N // J)]
     pb = gap_max_probabilities(blocks, eps_l, noise=variant.gap_max_noise)
     k = int(rng.choice(len(pb), p=pb))

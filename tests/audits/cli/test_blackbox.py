@@ -174,3 +174,46 @@ def test_approximate_bench_writes_what_it_computed(tmp_path, monkeypatch):
     res = json.loads(out.read_text())
     assert res["delta"] == 1e-6 and "--privacy approximate --delta 1e-06" in res["command"]
     assert seen["shape"][1] == 3 and seen["runs"] == 10
+
+
+# -- d = 3 ------------------------------------------------------------------------------------------
+
+AP3 = ["--privacy", "approximate", "--delta", "0.1", "--epsilon", "0.9", "--beta", "0.1", "--constant-c", "1e-8"]
+DATA3 = ["--data", "examples/blackbox/goog3d12.json"]
+Y5 = [[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 1]]
+
+
+def test_d3_evaluate_on_bundled_data_and_exact_certified(tmp_path):
+    """Algorithm 2 end to end at d = 3 on the bundled 3-D goog days (|Y| = 8, |Y~| = 35), and the exact
+    delta(0.9) of every (S, S minus one) pair on a tiny instance (|Y~| = 9) certified <= 0.1."""
+    out = tmp_path / "e.json"
+    r = gtm("evaluate", *AP3, "--grid3", "-1:4:2", "--function", "center-3d", *DATA3, "--runs", "3", "--seed", "1",
+            "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    res = json.loads(out.read_text())
+    assert res["parameters"]["d"] == 3 and res["parameters"]["M"] == 35 and len(res["outputs"]) == 3
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({"epsilon": 0.9, "beta": 0.1, "domain": Y5}))
+    d = tmp_path / "s.json"
+    d.write_text(json.dumps([[1, 0, 0]] * 3 + [[1, 1, 1]] * 5))
+    r = gtm("exact", "--config", str(cfg), "--privacy", "approximate", "--delta", "0.1", "--constant-c", "1e-8",
+            "--function", "center-3d", "--data", str(d))
+    assert r.returncode == 0 and "certified <= claim" in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["evaluate", *AP3, "--grid3", "0:1", "--function", "center-3d", *DATA3], "--grid3 must be LO:HI:COUNT"),
+    (["evaluate", *AP3, "--grid3", "0:1:2", "--grid2", "0:1:2", "--function", "center-3d", *DATA3], "exactly one of"),
+    (["evaluate", *AP3, "--grid3", "0:1:3", "--function", "center-3d", *DATA3], "|Y| <= 12"),
+    (["evaluate", *AP3, "--grid", "0:1:3", "--function", "center-3d", *DATA3], "dimension 3"),
+    (["evaluate", *AP3, "--grid3", "0:1:2", "--function", "center-3d", *DATA], "records of dimension 3"),
+    (["evaluate", *AP3, "--grid3", "0:1:2", "--function", "tukey-center", *DATA3], "dimension 2"),
+    (["exact", *AP3, "--grid3", "0:1:2", "--function", "center-3d", "--data", "examples/blackbox/config.json"],
+     "dataset"),
+    (["audit", *AP3, "--grid3", "0:1:2", "--function", "center-3d"], "d = 1 only"),
+    (["serve", *AP3, "--grid3", "0:1:2:3", "--function", "center-3d"], "--grid3 must be"),
+])
+def test_d3_bad_input_one_line_exit_2(args, msg):
+    r = gtm(*args)
+    assert r.returncode == 2 and msg in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "Traceback" not in r.stderr and r.stdout == ""

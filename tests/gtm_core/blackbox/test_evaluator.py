@@ -25,9 +25,10 @@ def test_config_errors(kw, msg):
         EvaluatorConfig(**kw)
 
 
-def test_config_d3_unsupported_and_roundtrip():
-    with pytest.raises(UnsupportedConfiguration):
-        EvaluatorConfig(1.0, 0.1, ([0, 0, 0], [1, 1, 1]))
+def test_config_d4_unsupported_and_roundtrip():
+    with pytest.raises(UnsupportedConfiguration, match="d must be in"):
+        EvaluatorConfig(1.0, 0.1, ([0, 0, 0, 0], [1, 1, 1, 1]))
+    assert EvaluatorConfig(1.0, 0.1, ([0, 0, 0], [1, 1, 1])).d == 3
     c = EvaluatorConfig(1.0, 0.1, ([0], [1], [2]))
     assert EvaluatorConfig.from_dict(c.to_dict()) == c
     assert EvaluatorConfig.from_dict({"epsilon": 1.0, "beta": 0.1, "domain": [0, 1, 2]}) == c

@@ -55,3 +55,15 @@ def test_direction_depth_is_a_valid_qco_quality():
         lo = min(direction_depth(P, a, D), direction_depth(P, b, D))
         for t in np.linspace(0, 1, 7):
             assert direction_depth(P, t * a + (1 - t) * b, D) >= lo
+
+
+def test_sample_and_aggregate_d3_uses_the_direction_depth():
+    """d = 3: the block outputs' direction-restricted Tukey depth scores Y; with every block returning the
+    same point, that point has all the depth and the exponential mechanism at eps = 50 picks it."""
+    import numpy as np
+
+    from gtm_core.blackbox.approx.compare import sample_and_aggregate_indices
+
+    Y = [(x, y, z) for x in (0.0, 1.0) for y in (0.0, 1.0) for z in (0.0, 1.0)]
+    idx = sample_and_aggregate_indices(lambda T: Y[5], list(range(12)), 4, Y, 50.0, np.random.default_rng(0), 20, 3)
+    assert (idx == 5).all()

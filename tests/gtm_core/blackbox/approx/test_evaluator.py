@@ -74,3 +74,34 @@ def test_literal_run_matches_law_and_power_companion():
     assert stats.chisquare(np.roll(obs, 1), exp).pvalue < 1e-3
     counts = ev.sample(S, 5000, np.random.default_rng(42))
     assert sum(counts.values()) == 5000
+
+
+def test_d3_literal_run_matches_law_and_power_companion():
+    """d = 3 (|Y| = 5, |Y~| = 9, center-3d, C = 1e-8 so that h >= 1 happens at n = 11): chi-square of 2000
+    literal runs against the law (cells with expectation < 5 pooled), alpha = 1e-3, seed 43; companion:
+    the same counts against the law with its two most likely outputs swapped are rejected (the law of
+    another dataset is too close to this one to serve: at n = 11 the data barely moves the output)."""
+    from scipy import stats
+
+    from gtm_core.blackbox.functions import center_3d_on
+
+    Y = [(0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0), (1.0, 1.0, 1.0)]
+    ev = ApproxEvaluator(ApproxConfig(0.9, 0.1, 0.1, tuple(Y), ApproxConstants(C=1e-8)), center_3d_on(Y))
+    S = [Y[1]] * 5 + [Y[4]] * 6
+    law = ev.law(S)
+    assert ev.params.d == 3 and len(law) > 9
+    a, b = sorted(law, key=law.get)[-2:]
+    other = law | {a: law[b], b: law[a]}
+    keys = sorted(law)
+    rng = np.random.default_rng(43)
+    draws = [ev.run(S, rng) for _ in range(2000)]
+
+    def pvalue(lw):
+        obs = np.array([sum(d == k for d in draws) for k in keys], dtype=float)
+        exp = np.array([lw.get(k, 0.0) for k in keys]) * len(draws)
+        big = exp >= 5
+        o, e = np.append(obs[big], obs[~big].sum()), np.append(exp[big], exp[~big].sum())
+        return stats.chisquare(o, e * o.sum() / e.sum()).pvalue
+
+    assert pvalue(law) > 1e-3
+    assert pvalue(other) < 1e-3

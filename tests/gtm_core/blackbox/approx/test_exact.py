@@ -53,3 +53,50 @@ def test_algorithm5_component_claim_and_wrong_level_epsilon_flagged():
     assert bad.delta.lower() > 1e-3
     worse = search_algorithm5_delta(base, *args, variant=Algorithm5Variant(gap_max_noise=False))
     assert worse.delta.lower() > 0.5
+
+
+# -- d = 3 (Algorithm 2 end to end on a tiny 3-D instance) -------------------------------------------
+
+Y3 = [(0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0), (1.0, 1.0, 1.0)]
+A3, B3 = Y3[1], Y3[4]
+
+
+def _ev3(variant=Algorithm5Variant()):
+    """|Y| = 5, |Y~| = 9 (Lemma 4.8), f = center-3d; C = 1e-8 so that h >= 1 is reachable at n <= 16
+    (K = 5, R = 4.22; privacy holds for every C)."""
+    from gtm_core.blackbox.functions import center_3d_on
+
+    cfg = ApproxConfig(EPS, DELTA, 0.1, tuple(Y3), ApproxConstants(C=1e-8))
+    return ApproxEvaluator(cfg, center_3d_on(Y3), variant=variant)
+
+
+def test_d3_law_normalised_and_reaches_algorithm6():
+    ev = _ev3()
+    assert ev.params.M == 9 and ev.params.H == 3 and ev.params.K == 5
+    law = approx_output_law(ev, (A3,) * 3 + (B3,) * 5)
+    t = law.total()
+    assert t.contains(arb(1)) and t.rad() < 1e-30
+    assert any(isinstance(lab, int) and not p.upper() <= 0 for lab, p in law.h_law)
+    assert len(law.probabilities) > 9  # Algorithm 6 outputs points of CH(Y~) off Y~
+
+
+def test_d3_exact_delta_certified_and_broken_gap_max_flagged():
+    """Every (S, S minus one) pair, S a multiset over {(1,0,0), (1,1,1)} of size 8..9: delta(0.9) <= 0.1
+    certified (worst ~0.0025, at ([1,0,0]x3 + [1,1,1]x5, one [1,1,1] removed)); GAP-MAX without its noise:
+    delta(0.9) > 0.1 certified on a pair of size 11."""
+    r = search_delta(_ev3(), multisets([A3, B3], range(8, 10)), EPS)
+    assert r.pairs >= 19 and r.best.upper <= DELTA and r.best.lower > 0.002
+    bad = pair_delta(_ev3(Algorithm5Variant(gap_max_noise=False)), (A3,) * 5 + (B3,) * 6, (A3,) * 4 + (B3,) * 6, EPS)
+    assert bad.lower > DELTA
+
+
+def test_d3_wrong_level_epsilon_observable_but_inside_the_claim():
+    """A level charged at the undivided eps' (or at 20 eps'/(2H)) raises the exact delta(0.9) of Algorithm 2
+    on the worst pair from 0.00251 to 0.00264 and 0.00424 (disjoint balls), but not above delta = 0.1: at
+    Algorithm 2's level the size-estimate smoothing and the composition slack absorb it (it is flagged at
+    Algorithm 5's level, above)."""
+    S, T = (A3,) * 3 + (B3,) * 5, (A3,) * 2 + (B3,) * 5  # the search's worst pair
+    ok = pair_delta(_ev3(), S, T, EPS).delta
+    und = pair_delta(_ev3(Algorithm5Variant(level_epsilon="undivided")), S, T, EPS).delta
+    x20 = pair_delta(_ev3(Algorithm5Variant(level_epsilon_factor=20.0)), S, T, EPS).delta
+    assert ok.upper() < und.lower() and und.upper() < x20.lower() and x20.upper() <= DELTA

@@ -111,3 +111,26 @@ def test_bad_inputs_are_typed():
         algorithm5_law(Q0, 0.5, 0.1, 1.5, 2.0)
     with pytest.raises(InvalidParameter, match="level_epsilon"):
         Algorithm5Variant(level_epsilon="half")
+
+
+def test_padding_scale_keeps_the_law_normalised_and_the_run_defined():
+    """|Y'| in (32, 64]: the recursion's padded domain has indices j^ with 2^j^ > N; J = min(2^j^, N)
+    (one block) keeps the law a probability vector and every run defined (it crashed, and the law lost
+    mass, before). Law vs runs: chi-square at alpha = 0.001, seed 5, 3000 runs."""
+    import numpy as np
+    from scipy.stats import chisquare
+
+    from gtm_core.blackbox.approx.onedim import algorithm5_law, algorithm5_run, scale
+
+    assert scale(7, 64) == 64 and scale(3, 64) == 8
+    Q = [min(k, 40 - k) for k in range(40)]
+    law = algorithm5_law(Q, 0.5, 0.1, 0.01, 1.0).probabilities
+    assert abs(sum(law) - 1) < 1e-12
+    rng = np.random.default_rng(5)
+    draws = np.bincount([algorithm5_run(Q, 0.5, 0.1, 0.01, 1.0, rng) for _ in range(3000)], minlength=40)
+    exp = np.array(law) * 3000
+    keep = exp >= 5
+    obs_k, exp_k = draws[keep], exp[keep]
+    if (~keep).any():
+        obs_k, exp_k = np.append(obs_k, draws[~keep].sum()), np.append(exp_k, exp[~keep].sum())
+    assert chisquare(obs_k, exp_k * obs_k.sum() / exp_k.sum()).pvalue > 0.001
