@@ -27,7 +27,7 @@ from gtm_core.batchtoco.driver import run_stream
 from gtm_core.batchtoco.gtm_instance import step_privacy_used
 from gtm_core.batchtoco.params import COConfig
 from gtm_core.batchtoco.problems import make_problem
-from gtm_core.batchtoco.streams import bundled_stream, synthetic_stream
+from gtm_core.batchtoco.streams import DENSEST_STREAMS, bundled_stream, synthetic_stream
 from gtm_core.errors import CheckFailed
 from gtm_core.files import jsonable, write_atomic
 
@@ -123,6 +123,7 @@ def stream_specs(quick: bool) -> list[dict]:
         {"stream": "davis_southern_women", "problem": "coverage", "k": 2, "seeds": 6 if quick else 30},
         {"stream": "florentine_families", "problem": "coverage", "k": 2, "seeds": 10 if quick else 40},
         {"stream": "florentine_families", "problem": "maxcut", "k": 1, "seeds": 10 if quick else 40},
+        {"stream": "florentine_families", "problem": "densest", "k": 1, "seeds": 10 if quick else 40},
     ]
     if not quick:
         specs += [
@@ -198,14 +199,19 @@ def run_bench(config: COConfig, *, quick: bool, out_dir: Path, progress=print, l
     payload = {"config": config.to_dict(), "quick": quick, "seconds": time.perf_counter() - start,
                "delta_prime_advanced": DELTA_PRIME, "samplers": "float64 (seeded; benchmark, not deployment)",
                "streams": results}
-    if comparison:  # quick: the bursty stream only, 2000 updates, 2 seeds
+    if comparison:  # quick: the bursty stream only, 2000 updates, 2 seeds (coverage and densest)
         payload["comparison"] = (compare(config, streams=("bursty",), T=2000, seeds=2, progress=progress) if quick
                                  else compare(config, seeds=seeds_override or 10, progress=progress))
+        payload["densest"] = (compare(config, streams=("bursty",), T=2000, seeds=2, progress=progress,
+                                      problem="densest") if quick
+                              else compare(config, streams=DENSEST_STREAMS, seeds=seeds_override or 10,
+                                           progress=progress, problem="densest"))
         payload["seconds"] = time.perf_counter() - start
     write_atomic(out_dir / "co_bench.json", json.dumps(jsonable(payload), indent=2, sort_keys=True) + "\n")
     write_atomic(out_dir / "co_bench.md", markdown(payload) + "\n")
     if "comparison" in payload:
         write_atomic(out_dir / "co_comparison.md", comparison_markdown(payload["comparison"]) + "\n")
+        write_atomic(out_dir / "co_comparison_densest.md", comparison_markdown(payload["densest"]) + "\n")
     plot(series, out_dir)
     return payload
 
@@ -236,6 +242,8 @@ def markdown(payload: dict) -> str:
         lines.append(f"| {s['stream']} | {s['problem']} | {s['final_opt']:.0f} | " + " | ".join(cells) + " |")
     if "comparison" in payload:
         lines += ["", comparison_markdown(payload["comparison"])]
+    if "densest" in payload:
+        lines += ["", comparison_markdown(payload["densest"])]
     return "\n".join(lines)
 
 

@@ -146,3 +146,18 @@ def test_the_reduction_runs_end_to_end(variant):
         problem.insert(state, e)
         assert 1 <= int(r.solution) < 2 ** problem.n
         assert 0 <= problem.value(state, r.solution) <= problem.optimum(state)[0]
+
+
+@pytest.mark.slow
+def test_the_exact_witness_of_the_whole_reduction_on_a_triangle():
+    """Algorithm 3 (literal) and the certified variant with A = the exponential mechanism on a 3-edge
+    stream, the neighbour without update 2: exact output laws (7^3 sequences), loss <= eps."""
+    from gtm_core.batchtoco.witness import witness
+
+    edges = [(0, 1), (0, 2), (1, 2)]
+    lit = witness(COConfig(epsilon=0.9, problem="densest", kappa=0.2), DensestSubgraphProblem(3), edges, 2, dps=20)
+    cert = witness(COConfig(epsilon=0.9, problem="densest", kappa=0.2, variant="certified", horizon=3, levels=2,
+                            warmup_share=0.0, first_share=0.05), DensestSubgraphProblem(3), edges, 2, dps=20)
+    for r in (lit, cert):
+        assert abs(r.total - 1) < 1e-12 and abs(r.total_neighbour - 1) < 1e-12
+        assert r.sequences == 343 and 0 < r.loss and not r.exceeds
