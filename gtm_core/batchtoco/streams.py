@@ -252,11 +252,14 @@ def contact_stream(n_updates: int, seed: int = 0) -> EdgeStream:
     g = nx.les_miserables_graph()
     nodes = sorted(g.nodes())
     index = {v: i for i, v in enumerate(nodes)}
-    comms = [c for c in nx.community.greedy_modularity_communities(g, weight="weight") if len(c) >= 2]
+    # canonical order (sorted members, sorted edges): set iteration order of string names depends on the
+    # process's hash seed, and the stream must depend on ``seed`` only
+    comms = sorted(sorted(c) for c in nx.community.greedy_modularity_communities(g, weight="weight") if len(c) >= 2)
     comms = [comms[i] for i in rng.permutation(len(comms))]
     blocks = []
     for c in comms:
-        sub = [(index[u], index[v], float(d.get("weight", 1.0))) for u, v, d in g.subgraph(c).edges(data=True)]
+        sub = sorted((min(index[u], index[v]), max(index[u], index[v]), float(d.get("weight", 1.0)))
+                     for u, v, d in g.subgraph(c).edges(data=True))
         if sub:
             blocks.append(sub)
     per = T // len(blocks)
@@ -299,8 +302,11 @@ def florentine_contact_stream(n_updates: int, seed: int = 0) -> EdgeStream:
     g = nx.florentine_families_graph()
     nodes = sorted(g.nodes())
     index = {v: i for i, v in enumerate(nodes)}
-    comms = [c for c in nx.community.greedy_modularity_communities(g) if len(c) >= 2]
-    blocks = [b for b in ([(index[u], index[v]) for u, v in g.subgraph(comms[i]).edges()]
+    # canonical order (sorted members, sorted edges): set iteration order of string names depends on the
+    # process's hash seed, and the stream must depend on ``seed`` only
+    comms = sorted(sorted(c) for c in nx.community.greedy_modularity_communities(g) if len(c) >= 2)
+    blocks = [b for b in (sorted((min(index[u], index[v]), max(index[u], index[v]))
+                                 for u, v in g.subgraph(comms[i]).edges())
                           for i in rng.permutation(len(comms))) if b]
     per = T // len(blocks)
     edges = []

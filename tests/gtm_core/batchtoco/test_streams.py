@@ -83,3 +83,17 @@ def test_unknown_densest_stream_is_refused():
 
     with pytest.raises(StreamError, match="densest stream"):
         densest_stream("karate", 10)
+
+
+def test_graph_derived_streams_do_not_depend_on_the_hash_seed():
+    """The contact streams come from graphs with string vertex names, whose set order depends on
+    PYTHONHASHSEED: the streams are built in a canonical order, so they depend on their seed only."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("from gtm_core.batchtoco.streams import contact_stream, densest_stream; "
+            "print(hash((contact_stream(500, 1).edges, densest_stream('contact', 500, 1).edges)))")
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": h}).stdout for h in ("1", "2", "3")}
+    assert len(outs) == 1
