@@ -27,15 +27,18 @@ def main(argv=None) -> int:
     ap.add_argument("--streams", default=",".join(COMPARISON_STREAMS), help="comma-separated comparison streams")
     ap.add_argument("--name", default="co_comparison", help="output file stem under benchmarks/results/co/")
     ap.add_argument("--horizon", type=int, default=10_000, help="comparison stream length T")
+    ap.add_argument("--problem", default="coverage", choices=("coverage", "densest"),
+                    help="comparison problem (densest: Section 8.2 on the <= 15-vertex streams)")
     args = ap.parse_args(argv)
     before = machine_info()
     t0 = time.perf_counter()
     if args.comparison_only:
         payload = compare(COConfig(), streams=tuple(args.streams.split(",")), T=args.horizon, seeds=args.seeds,
-                          progress=stderr_progress)
+                          progress=stderr_progress, problem=args.problem)
         payload["machine"] = {"before": before, "after": machine_info(), "seconds": time.perf_counter() - t0,
                               "command": f"python -m benchmarks.bench_co --comparison-only --seeds {args.seeds} "
-                                         f"--streams {args.streams} --horizon {args.horizon} --name {args.name}"}
+                                         f"--streams {args.streams} --horizon {args.horizon} --name {args.name} "
+                                         f"--problem {args.problem}"}
         OUT.mkdir(parents=True, exist_ok=True)
         (OUT / f"{args.name}.json").write_text(json.dumps(jsonable(payload), indent=2, sort_keys=True) + "\n")
         (OUT / f"{args.name}.md").write_text(comparison_markdown(payload) + "\n")

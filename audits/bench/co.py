@@ -22,12 +22,13 @@ import numpy as np
 from scipy import stats
 
 from gtm_core.batchtoco import params as P
-from gtm_core.batchtoco.baselines import BASELINES, run_baseline
+from gtm_core.batchtoco.baselines import BASELINES, doubling_times, run_baseline
 from gtm_core.batchtoco.driver import run_stream
 from gtm_core.batchtoco.gtm_instance import step_privacy_used
 from gtm_core.batchtoco.params import COConfig
 from gtm_core.batchtoco.problems import make_problem
-from gtm_core.batchtoco.streams import bundled_stream, synthetic_stream
+from gtm_core.batchtoco.streams import DENSEST_STREAMS, bundled_stream, synthetic_stream
+from gtm_core.errors import CheckFailed
 from gtm_core.files import jsonable, write_atomic
 
 from ..plotting import BOUND_COLOUR, NEUTRAL, colour_for, figure, save_png
@@ -122,6 +123,7 @@ def stream_specs(quick: bool) -> list[dict]:
         {"stream": "davis_southern_women", "problem": "coverage", "k": 2, "seeds": 6 if quick else 30},
         {"stream": "florentine_families", "problem": "coverage", "k": 2, "seeds": 10 if quick else 40},
         {"stream": "florentine_families", "problem": "maxcut", "k": 1, "seeds": 10 if quick else 40},
+        {"stream": "florentine_families", "problem": "densest", "k": 1, "seeds": 10 if quick else 40},
     ]
     if not quick:
         specs += [
@@ -197,14 +199,19 @@ def run_bench(config: COConfig, *, quick: bool, out_dir: Path, progress=print, l
     payload = {"config": config.to_dict(), "quick": quick, "seconds": time.perf_counter() - start,
                "delta_prime_advanced": DELTA_PRIME, "samplers": "float64 (seeded; benchmark, not deployment)",
                "streams": results}
-    if comparison:  # quick: the bursty stream only, 2000 updates, 2 seeds
+    if comparison:  # quick: the bursty stream only, 2000 updates, 2 seeds (coverage and densest)
         payload["comparison"] = (compare(config, streams=("bursty",), T=2000, seeds=2, progress=progress) if quick
                                  else compare(config, seeds=seeds_override or 10, progress=progress))
+        payload["densest"] = (compare(config, streams=("bursty",), T=2000, seeds=2, progress=progress,
+                                      problem="densest") if quick
+                              else compare(config, streams=DENSEST_STREAMS, seeds=seeds_override or 10,
+                                           progress=progress, problem="densest"))
         payload["seconds"] = time.perf_counter() - start
     write_atomic(out_dir / "co_bench.json", json.dumps(jsonable(payload), indent=2, sort_keys=True) + "\n")
     write_atomic(out_dir / "co_bench.md", markdown(payload) + "\n")
     if "comparison" in payload:
         write_atomic(out_dir / "co_comparison.md", comparison_markdown(payload["comparison"]) + "\n")
+        write_atomic(out_dir / "co_comparison_densest.md", comparison_markdown(payload["densest"]) + "\n")
     plot(series, out_dir)
     return payload
 
@@ -235,6 +242,8 @@ def markdown(payload: dict) -> str:
         lines.append(f"| {s['stream']} | {s['problem']} | {s['final_opt']:.0f} | " + " | ".join(cells) + " |")
     if "comparison" in payload:
         lines += ["", comparison_markdown(payload["comparison"])]
+    if "densest" in payload:
+        lines += ["", comparison_markdown(payload["densest"])]
     return "\n".join(lines)
 
 
@@ -292,29 +301,61 @@ def stderr_progress(message: str) -> None:
 # ---------------------------------------------------------------------------
 
 #: seed rule, fixed before any measurement: stream seed s and run seed [s, 1] (baselines [s, 2, i])
-#: for s = 0 .. seeds - 1; the verdict is the median over seeds of the per-seed ratio of mean errors
+#: for s = 0 .. seeds - 1; the verdict is the median over seeds of the per-seed ratio of mean errors.
+#: The densest-subgraph application (Section 8.2) uses the same rule, fixed before its first run: streams
+#: densest_stream(name, T, s) for name in DENSEST_STREAMS, s = 0 .. 9, T = 10^4, run seed [s, 1].
 COMPARISON_STREAMS = ("bursty", "periodic", "contact", "synthetic")
 
 
-def certified_config(config: COConfig, T: int) -> COConfig:
-    """The certified variant of ``config`` planned for horizon T (coverage, k = 2)."""
+def certified_config(config: COConfig, T: int, problem: str = "coverage") -> COConfig:
+    """The certified variant of ``config`` planned for horizon T (coverage with k = 2, or densest)."""
     d = {k: v for k, v in config.to_dict().items() if k not in P.CERTIFIED_KEYS and k not in ("variant", "seed")}
-    d.update(problem="coverage", k=2, variant="certified", horizon=T)
+    d.update(problem=problem, k=2, variant="certified", horizon=T)
     return COConfig(**d)
 
 
-def compare_one(config: COConfig, name: str, T: int, seed: int) -> dict:
-    """One seeded run of the certified variant and the three baselines on stream ``name``."""
-    from gtm_core.batchtoco.certified import certified_split
-    from gtm_core.batchtoco.streams import adaptive_stream
+def comparison_stream(problem: str, name: str, T: int, seed: int):
+    """The comparison's stream ``name`` for ``problem`` (densest: the <= 15-vertex streams)."""
+    from gtm_core.batchtoco.streams import adaptive_stream, densest_stream
 
-    stream = synthetic_stream(64, T, seed=seed) if name == "synthetic" else adaptive_stream(name, T, seed)
-    cfg = certified_config(config, T)
-    problem = make_problem("coverage", len(stream.vertices), 2)
+    if problem == "densest":
+        return densest_stream(name, T, seed)
+    return synthetic_stream(64, T, seed=seed) if name == "synthetic" else adaptive_stream(name, T, seed)
+
+
+def maxflow_checkpoints(problem, stream, opt, times) -> int:
+    """Densest subgraph: OPT_t by Goldberg's max-flow at ``times`` (1-based) must equal the enumeration's
+    ``opt[t - 1]`` exactly; returns how many were checked (a mismatch raises: the benchmark is wrong)."""
+    from gtm_core.batchtoco.densest import densest_by_enumeration, densest_by_maxflow, pairs_of
+
+    state, want, done = problem.empty_state(), set(times), 0
+    for t, e in enumerate(stream.edges, start=1):
+        problem.insert(state, e)
+        if t in want:
+            flow, _ = densest_by_maxflow(problem.n, pairs_of(state))
+            exact = densest_by_enumeration(problem, state)
+            if flow != exact or float(exact) != opt[t - 1]:
+                raise CheckFailed(f"OPT_{t}: max-flow {flow} != enumeration {exact} / {opt[t - 1]}")
+            done += 1
+    return done
+
+
+def compare_one(config: COConfig, name: str, T: int, seed: int, problem_name: str = "coverage",
+                *, literal: bool = False) -> dict:
+    """One seeded run of the certified variant and the three baselines on stream ``name`` (and, with
+    ``literal``, of the literal Algorithm 3 at the same eps, run seed [s, 3])."""
+    from gtm_core.batchtoco.certified import certified_split
+
+    stream = comparison_stream(problem_name, name, T, seed)
+    cfg = certified_config(config, T, problem_name)
+    problem = make_problem(problem_name, len(stream.vertices), 2)
     t0 = time.perf_counter()
     recs = run_stream(cfg, problem, stream.edges, np.random.default_rng([seed, 1]))
     seconds = time.perf_counter() - t0
     sols = {"certified": [r.solution for r in recs]}
+    if literal:
+        lit = replace(cfg, variant="literal", **{k: None for k in P.CERTIFIED_KEYS})
+        sols["literal"] = [r.solution for r in run_stream(lit, problem, stream.edges, np.random.default_rng([seed, 3]))]
     for i, b in enumerate(BASELINES):
         sols[b], _ = run_baseline(b, problem, stream.edges, cfg.epsilon, np.random.default_rng([seed, 2, i]),
                                   delta_prime=DELTA_PRIME)
@@ -327,16 +368,22 @@ def compare_one(config: COConfig, name: str, T: int, seed: int) -> dict:
         for k, ys in sols.items():
             err[k][i] = opt[i] - problem.value(state, ys[i])
     split = certified_split(cfg)
-    return {"stream": name, "T": T, "seed": seed, "seconds": seconds, "final_opt": float(opt[-1]),
+    checked = None
+    if problem_name == "densest":  # OPT by max-flow at the checkpoints, the doubling times and the end
+        checked = maxflow_checkpoints(problem, stream, opt, {r.t for r in recs if r.checkpoint}
+                                      | set(doubling_times(T)) | {T})
+    return {"stream": name, "problem": problem_name, "T": T, "seed": seed, "seconds": seconds,
+            "final_opt": float(opt[-1]), "opt_maxflow_checked": checked,
             "checkpoints": [r.t for r in recs if r.checkpoint], "levels": split.levels,
             "first_level": split.first_level, "selection_failures": sum(r.checkpoint and not r.selected for r in recs),
             "calls_per_step": float(np.mean([r.batch_calls for r in recs])),
             "mean": {k: float(v.mean()) for k, v in err.items()}, "final": {k: float(v[-1]) for k, v in err.items()}}
 
 
-def compare(config: COConfig, *, streams=COMPARISON_STREAMS, T: int = 10_000, seeds: int = 10, progress=print) -> dict:
+def compare(config: COConfig, *, streams=COMPARISON_STREAMS, T: int = 10_000, seeds: int = 10, progress=print,
+            problem: str = "coverage") -> dict:
     """The comparison table: per stream, median over the seeds (rule above) of mean and final errors and of
-    the ratio certified / doubling of the mean error."""
+    the ratio certified / doubling of the mean error. ``problem``: "coverage" (k = 2) or "densest"."""
     from gtm_core.batchtoco.certified import certified_split
     from proofs.co_certified_ledger import ledger
 
@@ -344,31 +391,38 @@ def compare(config: COConfig, *, streams=COMPARISON_STREAMS, T: int = 10_000, se
     for name in streams:
         runs = []
         for s in range(seeds):
-            runs.append(compare_one(config, name, T, s))
-            progress(f"comparison {name} seed {s}: certified {runs[-1]['mean']['certified']:.1f} vs doubling "
+            runs.append(compare_one(config, name, T, s, problem, literal=problem == "densest"))
+            progress(f"comparison {problem}/{name} seed {s}: certified {runs[-1]['mean']['certified']:.1f} vs doubling "
                      f"{runs[-1]['mean']['doubling']:.1f} ({runs[-1]['seconds']:.0f} s)")
         algs = list(runs[0]["mean"])
         ratio = [r["mean"]["certified"] / max(r["mean"]["doubling"], 1e-9) for r in runs]
-        out.append({"stream": name, "T": T, "seeds": seeds, "runs": runs,
+        out.append({"stream": name, "problem": problem, "T": T, "seeds": seeds, "runs": runs,
                     "median_mean": {a: float(np.median([r["mean"][a] for r in runs])) for a in algs},
                     "median_final": {a: float(np.median([r["final"][a] for r in runs])) for a in algs},
                     "median_ratio_certified_over_doubling": float(np.median(ratio)),
                     "seeds_certified_below_doubling": int(sum(x < 1 for x in ratio))})
-    cfg = certified_config(config, T)
+    cfg = certified_config(config, T, problem)
     led = ledger(cfg)
     return {"config": cfg.to_dict(), "split": certified_split(cfg).to_dict(), "ledger": led.to_dict(),
             "seed_rule": "stream seed s, run seed [s, 1], baselines [s, 2, i], s = 0..seeds-1; median over seeds",
             "streams": out}
 
 
+ALG_LABELS = {"certified": "certified", "literal": "literal", "doubling": "doubling", "basic": "eps/T",
+              "advanced": "advanced"}
+
+
 def comparison_markdown(payload: dict) -> str:
-    lines = ["## Certified BatchToCO vs baselines at equal eps (median over seeds of mean / final error)", "",
-             "| stream | T | seeds | certified | doubling | eps/T | advanced | median ratio cert/doubling | "
-             "seeds cert < doubling |", "|---|---|---|---|---|---|---|---|---|"]
+    algs = [a for a in ("certified", "literal", "doubling", "basic", "advanced") if a in payload["streams"][0]["median_mean"]]
+    problem = payload["config"].get("problem", "coverage")
+    lines = [f"## Certified BatchToCO vs baselines at equal eps, {problem} (median over seeds of mean / final error)",
+             "", "| stream | T | seeds | final OPT (median) | " + " | ".join(ALG_LABELS[a] for a in algs)
+             + " | median ratio cert/doubling | seeds cert < doubling |", "|---|---|---|---|" + "---|" * (len(algs) + 2)]
     for s in payload["streams"]:
         m, f = s["median_mean"], s["median_final"]
-        cells = " | ".join(f"{m[a]:.1f} / {f[a]:.0f}" for a in ("certified", "doubling", "basic", "advanced"))
-        lines.append(f"| {s['stream']} | {s['T']} | {s['seeds']} | {cells} | "
+        cells = " | ".join(f"{m[a]:.1f} / {f[a]:.0f}" for a in algs)
+        opt = float(np.median([r["final_opt"] for r in s["runs"]]))
+        lines.append(f"| {s['stream']} | {s['T']} | {s['seeds']} | {opt:.1f} | {cells} | "
                      f"{s['median_ratio_certified_over_doubling']:.2f} | {s['seeds_certified_below_doubling']} |")
     sh = payload["ledger"]["shares"]
     lines += ["", "Where the budget goes (arb ledger, fractions of eps): "

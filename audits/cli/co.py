@@ -4,7 +4,8 @@
   update as JSON lines; ``--state`` is locked, authenticated (``STATE.key``) and link-resolved like a
   ``gtm deploy`` state.
 * ``bench [--quick] [--out DIR] [--json PATH] [--no-comparison]`` runs BatchToCO and the baselines on the
-  bundled streams, and the certified variant against the baselines on the adaptive streams.
+  bundled streams, and the certified variant against the baselines on the adaptive streams, for k-vertex
+  coverage and for densest subgraph (Section 8.2, on the <= 15-vertex streams).
 * ``ledger CONFIG --horizon T`` certifies the configuration's Lemma 38 budget in arb balls (exit 1 if not);
   a ``variant = "certified"`` configuration gets the certified split's ledger.
 * ``witness`` prints the exact privacy loss of BatchToCO and its broken variants on a tiny stream.
@@ -183,7 +184,7 @@ def _doc(config, stream, entropy: str, released, *, pending):
 @click.option("--config", "config_path", default=None, help="a [co] configuration (default: the built-in one)")
 @click.option("--json", "json_path", default=None, help="also write the results (the co_bench.json payload) here")
 @click.option("--no-comparison", is_flag=True,
-              help="skip the certified variant's comparison on the adaptive streams (bursty, periodic, contact)")
+              help="skip the certified variant's comparisons on the adaptive streams (coverage and densest subgraph)")
 @guard
 def bench_cmd(quick, long_stream, out_dir, seeds, config_path, json_path, no_comparison):
     """BatchToCO against recompute-every-step (basic / advanced composition) and a doubling schedule."""

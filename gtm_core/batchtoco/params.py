@@ -46,7 +46,7 @@ from ..validation import (
     check_positive_int,
 )
 
-PROBLEMS = ("coverage", "maxcut")
+PROBLEMS = ("coverage", "maxcut", "densest")
 #: "literal": Algorithm 3 with Section 7.3's constants (the reference); "certified": the budget-tight
 #: variant of :mod:`gtm_core.batchtoco.certified` (same structure, shares spent in full, docs/batchtoco.md)
 VARIANTS = ("literal", "certified")
@@ -341,7 +341,8 @@ class COConfig:
     ``epsilon`` in (0, 1), ``delta`` in [0, 1), ``p_star`` in (0, 1/2], ``kappa`` > 0,
     ``gamma`` in (1, 2], ``beta`` in (0, 1/e), ``c_1``, ``c_h`` > 0, ``c_beta`` in (0, 1/3]
     (Lemma 41). ``problem``: "coverage" (k-vertex coverage, private greedy), "maxcut"
-    (exponential mechanism over all cuts).
+    (exponential mechanism over all cuts), "densest" (densest subgraph, exponential mechanism over all
+    vertex sets; :mod:`gtm_core.batchtoco.densest`).
     ``seed``: a seeded run is not for deployment. ``variant``: "literal" (Algorithm 3 with
     Section 7.3's constants) or "certified" (:mod:`gtm_core.batchtoco.certified`, which reads
     ``horizon``, ``levels``, ``first_level``, ``gtm_share``, ``first_share``, ``test_ratio``,

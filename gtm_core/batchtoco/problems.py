@@ -28,6 +28,7 @@ import numpy as np
 
 from ..errors import InvalidParameter, UnsupportedConfiguration
 from ..validation import check_positive_int
+from .densest import DensestSubgraphProblem
 
 #: largest number of k-subsets / cuts for which OPT_t is computed by exact enumeration
 EXACT_LIMIT = 200_000
@@ -220,9 +221,11 @@ class MaxCutProblem:
 
 
 def make_problem(name: str, n_vertices: int, k: int | None = None):
-    """The problem object named in the configuration ("coverage" needs k)."""
+    """The problem object named in the configuration ("coverage" needs k; "densest": Section 8.2)."""
     if name == "coverage":
         return CoverageProblem(n_vertices, k if k is not None else 1)
     if name == "maxcut":
         return MaxCutProblem(n_vertices)
-    raise InvalidParameter(f"problem must be 'coverage' or 'maxcut', got {name!r}")
+    if name == "densest":
+        return DensestSubgraphProblem(n_vertices)
+    raise InvalidParameter(f"problem must be 'coverage', 'maxcut' or 'densest', got {name!r}")

@@ -252,11 +252,14 @@ def contact_stream(n_updates: int, seed: int = 0) -> EdgeStream:
     g = nx.les_miserables_graph()
     nodes = sorted(g.nodes())
     index = {v: i for i, v in enumerate(nodes)}
-    comms = [c for c in nx.community.greedy_modularity_communities(g, weight="weight") if len(c) >= 2]
+    # canonical order (sorted members, sorted edges): set iteration order of string names depends on the
+    # process's hash seed, and the stream must depend on ``seed`` only
+    comms = sorted(sorted(c) for c in nx.community.greedy_modularity_communities(g, weight="weight") if len(c) >= 2)
     comms = [comms[i] for i in rng.permutation(len(comms))]
     blocks = []
     for c in comms:
-        sub = [(index[u], index[v], float(d.get("weight", 1.0))) for u, v, d in g.subgraph(c).edges(data=True)]
+        sub = sorted((min(index[u], index[v]), max(index[u], index[v]), float(d.get("weight", 1.0)))
+                     for u, v, d in g.subgraph(c).edges(data=True))
         if sub:
             blocks.append(sub)
     per = T // len(blocks)
@@ -278,3 +281,51 @@ def adaptive_stream(name: str, n_updates: int, seed: int = 0) -> EdgeStream:
     if name == "contact":
         return contact_stream(n_updates, seed)
     raise StreamError(f"unknown adaptive stream {name!r} (known: {', '.join(ADAPTIVE)})")
+
+
+# ---------------------------------------------------------------------------
+# streams for densest subgraph (Section 8.2): the exponential mechanism enumerates all vertex sets, so
+# the streams have at most 15 vertices (the same generators, fewer members)
+# ---------------------------------------------------------------------------
+
+DENSEST_STREAMS = ("bursty", "periodic", "contact", "steady")
+
+
+def florentine_contact_stream(n_updates: int, seed: int = 0) -> EdgeStream:
+    """:func:`contact_stream`'s rule on the Florentine families marriage graph networkx ships (15 vertices,
+    unit weights): its greedy-modularity communities active one after another in a seeded order, each update
+    an interaction drawn uniformly from the active community's internal edges (a multigraph)."""
+    import networkx as nx
+
+    T = check_positive_int("n_updates", n_updates)
+    rng = np.random.default_rng(check_nonnegative_int("seed", seed))
+    g = nx.florentine_families_graph()
+    nodes = sorted(g.nodes())
+    index = {v: i for i, v in enumerate(nodes)}
+    # canonical order (sorted members, sorted edges): set iteration order of string names depends on the
+    # process's hash seed, and the stream must depend on ``seed`` only
+    comms = sorted(sorted(c) for c in nx.community.greedy_modularity_communities(g) if len(c) >= 2)
+    blocks = [b for b in (sorted((min(index[u], index[v]), max(index[u], index[v]))
+                                 for u, v in g.subgraph(comms[i]).edges())
+                          for i in rng.permutation(len(comms))) if b]
+    per = T // len(blocks)
+    edges = []
+    for b, sub in enumerate(blocks):
+        n = per if b < len(blocks) - 1 else T - per * (len(blocks) - 1)
+        edges.extend(sub[i] for i in rng.integers(0, len(sub), size=n))
+    return EdgeStream(f"contact-florentine-m{T}-s{seed}", tuple(nodes), tuple(edges), True)
+
+
+def densest_stream(name: str, n_updates: int, seed: int = 0) -> EdgeStream:
+    """One of :data:`DENSEST_STREAMS` by name, on <= 15 vertices: ``bursty`` (6 hubs, 8 members),
+    ``periodic`` (period 1500, 7 members; one hub per period), ``contact`` (Florentine families, 15
+    vertices), ``steady`` (:func:`synthetic_stream` on 14 vertices)."""
+    if name == "bursty":
+        return bursty_stream(n_updates, seed, n_members=8)
+    if name == "periodic":
+        return periodic_stream(n_updates, seed, n_members=7)
+    if name == "contact":
+        return florentine_contact_stream(n_updates, seed)
+    if name == "steady":
+        return synthetic_stream(14, n_updates, seed)
+    raise StreamError(f"unknown densest stream {name!r} (known: {', '.join(DENSEST_STREAMS)})")

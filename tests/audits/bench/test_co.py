@@ -42,3 +42,20 @@ def test_certified_comparison_on_a_short_bursty_stream():
     assert set(s["median_mean"]) == {"certified", "basic", "advanced", "doubling"}
     assert payload["ledger"]["certified"]
     assert "Certified BatchToCO" in comparison_markdown(payload)
+
+
+def test_densest_comparison_checks_opt_by_maxflow_and_reports_the_literal_variant():
+    from audits.bench.co import compare, comparison_markdown, maxflow_checkpoints
+    from gtm_core.batchtoco.problems import make_problem
+    from gtm_core.batchtoco.streams import densest_stream
+    from gtm_core.errors import CheckFailed
+
+    payload = compare(COConfig(), streams=("contact",), T=300, seeds=1, progress=lambda m: None, problem="densest")
+    run = payload["streams"][0]["runs"][0]
+    assert run["problem"] == "densest" and run["opt_maxflow_checked"] >= 10
+    assert set(run["mean"]) == {"certified", "literal", "basic", "advanced", "doubling"}
+    assert "densest" in comparison_markdown(payload) and "| literal |" in comparison_markdown(payload)
+    stream = densest_stream("contact", 50, 0)
+    problem = make_problem("densest", len(stream.vertices))
+    with pytest.raises(CheckFailed, match="OPT_50"):  # a wrong OPT series is caught
+        maxflow_checkpoints(problem, stream, [0.0] * 50, {50})

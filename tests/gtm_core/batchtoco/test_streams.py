@@ -65,3 +65,35 @@ def test_repeated_interactions_allowed_in_a_multigraph_and_missing_file():
 def test_edge_indices_are_integers_of_the_vertex_range(index):
     with pytest.raises(StreamError, match=r"update 1: vertex index must be an integer in \[0, 1\], got "):
         EdgeStream("s", ("a", "b"), ((0, index),))
+
+
+@pytest.mark.parametrize("name,n", [("bursty", 14), ("periodic", 7), ("contact", 15), ("steady", 14)])
+def test_densest_streams_are_small_seeded_and_valid(name, n):
+    from gtm_core.batchtoco.densest import DENSEST_MAX_VERTICES
+    from gtm_core.batchtoco.streams import densest_stream
+
+    s = densest_stream(name, 1000, 3)  # periodic: one hub per 1500 updates (7 members + 0 or 1 hub here)
+    assert len(s) == 1000 and len(s.vertices) == n <= DENSEST_MAX_VERTICES and s.multigraph
+    assert s.edges == densest_stream(name, 1000, 3).edges
+    assert s.edges != densest_stream(name, 1000, 4).edges
+
+
+def test_unknown_densest_stream_is_refused():
+    from gtm_core.batchtoco.streams import densest_stream
+
+    with pytest.raises(StreamError, match="densest stream"):
+        densest_stream("karate", 10)
+
+
+def test_graph_derived_streams_do_not_depend_on_the_hash_seed():
+    """The contact streams come from graphs with string vertex names, whose set order depends on
+    PYTHONHASHSEED: the streams are built in a canonical order, so they depend on their seed only."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("from gtm_core.batchtoco.streams import contact_stream, densest_stream; "
+            "print(hash((contact_stream(500, 1).edges, densest_stream('contact', 500, 1).edges)))")
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": h}).stdout for h in ("1", "2", "3")}
+    assert len(outs) == 1

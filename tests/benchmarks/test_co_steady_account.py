@@ -1,0 +1,15 @@
+"""The steady-stream budget account: its parts add up to eps, and it reads the committed comparison."""
+
+import json
+
+import pytest
+
+from benchmarks.co_steady_account import OUT, account, markdown
+
+
+def test_account_parts_sum_to_the_whole_budget():
+    a = account(json.loads((OUT / "co_comparison_b.json").read_text()))
+    assert sum(a["spent_median_run"].values()) == pytest.approx(1.0, abs=1e-9)
+    assert a["R_doubling"] == 14 and len(a["runs"]) == 10
+    assert a["per_call_privacy"]["warm-up eps_W"] < a["per_call_privacy"]["doubling eps/R"]
+    assert "levels never started" in markdown(a)
