@@ -165,7 +165,8 @@ def pooled_result(result, conf: Confirmation):
                 f"confirmation) the witness event got {ka + kb} hits, so the best bound reachable was "
                 f"{reach if np.isfinite(reach) else float('-inf'):.3f} <= claimed epsilon {result.epsilon_claimed:g}")))
     return dataclasses.replace(
-        result, witness=witness, search=search, epsilon_lower_bound=float(reported), samples=result.samples + conf.runs_a + conf.runs_b,
+        result, witness=witness, search=search, epsilon_lower_bound=float(reported),
+        samples=result.samples + conf.runs_a + conf.runs_b,
         verdict=VIOLATION if bound > result.epsilon_claimed else NO_VIOLATION,
         method=result.method + " Confirmation (audits/integrations/opendp_budget.py): the witness's estimation counts "
         "pooled with fresh Poisson chunks of the same pair until the deadline; the test is on the pooled counts.")
