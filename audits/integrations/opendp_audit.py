@@ -26,8 +26,13 @@ Claims, by output measure (docs/opendp.md):
   a violation of the zCDP claim, and the tightest valid conversion gives the strongest test.
 * anything else (Renyi, ...) is refused with :class:`gtm_core.errors.UnsupportedConfiguration`.
 
-Outputs are coded before the tested samples are drawn: a pilot (``pilot`` draws per input,
-thrown away) fixes the float bins of :mod:`audits.integrations.opendp_coding` (booleans, integers
+Budget: ``seconds=S`` holds - the audit ends within ``S * 1.02 + 1`` wall seconds at any load; the engine
+gets half the time after the pilot, and a confirmation phase spends the rest on fresh samples of the
+engine's witness, pooled with its estimation counts (one exact conditional test;
+:mod:`audits.integrations.opendp_budget` states the rule and why it is valid).
+
+Outputs are coded before the tested samples are drawn: a pilot (``pilot`` draws per input, at most a
+tenth of the budget, thrown away) fixes the float bins of :mod:`audits.integrations.opendp_coding` (booleans, integers
 with few distinct values, strings and None are their own codes; dicts, tuples and lists are coded
 by their parts).
 
@@ -296,8 +301,9 @@ def audit_measurement(measurement, *, d_in: Any = 1, seconds: float = 60.0, seed
     """Audit ``measurement`` against its own privacy map at ``d_in`` (see the module docstring).
 
     ``pairs``: extra ``(input, input')`` pairs (the user vouches for their distance); ``search``:
-    also search neighbours from the domain and metric. ``seconds`` bounds the audit (the pilot
-    included); ``max_samples`` (pure claims) bounds the engine's samples instead.
+    also search neighbours from the domain and metric. ``seconds`` bounds the audit's wall time (the pilot
+    included: :func:`audits.integrations.opendp_budget.wall_bound`); ``max_samples`` (pure claims) plans the
+    engine on that sample budget instead, without a confirmation (the clock stays the hard stop).
     ``poisson_entropy``: the entropy mixed into the engine's seed (:func:`engine_seed`; None: fresh).
     """
     if not (0 < confidence < 1):
