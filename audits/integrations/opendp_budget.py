@@ -28,7 +28,9 @@ their sums are Poisson with the summed mean, and the conditional test of
 :func:`audits.statistics.conditional_loss_lower_bound` on the pooled counts is exact - one test of
 one hypothesis, at the stated confidence (the engine's own bound on its estimation samples alone is
 recorded, not tested). The stopping rule depends on the clock only; a chunk the deadline stops in
-flight is discarded whole.
+flight is discarded whole. A chunk is refused on its total n_A + n_B only: given the total, each run
+is A's or B's with probability 1/2 whatever the total's law, so (hits of A, hits of B) given their sum
+stay binomial with the ratio tested - the refusal does not bias the test.
 """
 
 from __future__ import annotations
@@ -124,6 +126,8 @@ def confirm_witness(problem, result, target, *, deadline: float, seed: int):
             break
         na, nb = int(rng.poisson(m)), int(rng.poisson(m))
         seeds = rng.integers(0, 2**32, size=2)
+        if time.monotonic() + (na + nb) * per_pair / 2 > deadline:  # on n_A + n_B only (module docstring)
+            break
         try:
             ca = problem.sample_codes(ka, na, int(seeds[0]))
             cb = problem.sample_codes(kb, nb, int(seeds[1]))
