@@ -1,7 +1,7 @@
 """The OpenDP catalogue run: common OpenDP constructions audited against their own privacy maps.
 
     python -m benchmarks.bench_opendp_catalogue [--seconds 60] [--seed 1] [--calibration-runs 100]
-        [--calibration-seconds 2] [--only NAME ...] [--tight-seeds 1 2 3 4 5]
+        [--calibration-seconds 2] [--calibration-first-seed 0] [--only NAME ...] [--tight-seeds 1 2 3 4 5]
         [--out benchmarks/results/opendp_catalogue.json]
     python -m benchmarks.bench_opendp_catalogue --rewrite benchmarks/results/opendp_catalogue.json
 
@@ -161,13 +161,13 @@ def _short(witness):
     return out
 
 
-def calibration(runs: int, seconds: float) -> dict:
-    """``runs`` audits of randomized response (attains eps = ln 3) with seeds 0..runs-1, at alpha."""
+def calibration(runs: int, seconds: float, first_seed: int = 0) -> dict:
+    """``runs`` audits of randomized response (attains eps = ln 3) with seeds first_seed, ..., at alpha."""
     from audits.integrations.opendp_catalogue import randomized_response_bool
 
     rr = randomized_response_bool()
     bounds, alarms, walls = [], 0, []
-    for seed in range(runs):
+    for seed in range(first_seed, first_seed + runs):
         t0 = time.monotonic()
         r = audit_measurement(rr, seconds=seconds, seed=seed, confidence=1 - ALPHA)
         walls.append(time.monotonic() - t0)
@@ -175,7 +175,9 @@ def calibration(runs: int, seconds: float) -> dict:
         alarms += r.violation
     lo, hi = (float(x) for x in cp_interval(alarms, runs, 0.05))
     return {"mechanism": "make_randomized_response_bool(0.75), eps = ln 3 attained", "runs": runs,
-            "seconds_per_audit": seconds, "alpha": ALPHA, "seeds": f"0..{runs - 1}", "false_alarms": alarms,
+            "seconds_per_audit": seconds, "alpha": ALPHA, "seeds": f"{first_seed}..{first_seed + runs - 1}",
+            "wall_seconds_max": None if not walls else float(max(walls)), "wall_bound": wall_bound(seconds),
+            "false_alarms": alarms,
             "rate": alarms / runs, "clopper_pearson_95": [lo, hi], "holds": lo <= ALPHA,
             "bound_median": float(np.median(bounds)), "bound_min": float(np.min(bounds)),
             "bound_max": float(np.max(bounds)), "wall_seconds_median": float(np.median(walls)),
@@ -288,6 +290,7 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--calibration-runs", type=int, default=100)
     ap.add_argument("--calibration-seconds", type=float, default=2.0)
+    ap.add_argument("--calibration-first-seed", type=int, default=0, help="the calibration's seeds start here")
     ap.add_argument("--only", nargs="*", default=None, help="catalogue / companion names to run (default: all)")
     ap.add_argument("--tight-seeds", type=int, nargs="*", default=[],
                     help="also audit the entries that attain their claim with each of these seeds")
@@ -312,7 +315,8 @@ def main(argv=None):
     for e in selected(POWER_COMPANIONS):
         comp.append(audit_row(e, seconds=args.seconds, seed=args.seed))
         print(f"{e.name:40s} {comp[-1]['verdict']:20s} {comp[-1]['wall_seconds']:.1f} s", flush=True)
-    cal = calibration(args.calibration_runs, args.calibration_seconds) if args.calibration_runs > 0 else None
+    cal = (calibration(args.calibration_runs, args.calibration_seconds, args.calibration_first_seed)
+           if args.calibration_runs > 0 else None)
     if cal:
         print(f"calibration: {cal['false_alarms']}/{cal['runs']} false alarms, CP95 {cal['clopper_pearson_95']}")
     out = {"benchmark": "opendp_catalogue", "opendp": version("opendp"),
