@@ -46,7 +46,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from gtm_core.errors import InvalidParameter
+from gtm_core.errors import BudgetStop, InvalidParameter
 from gtm_core.validation import (
     check_bool,
     check_half_open_unit,
@@ -65,6 +65,7 @@ from .finite_targets import (CallableFiniteTarget, FiniteTarget, SubprocessFinit
 
 OTHER = "<other>"
 MAX_CODES = 4096  # largest code book the engine handles (events are a dense matrix)
+DELTA_FINAL_CHUNKS = 8  # chunks of the delta audit's final phase under a deadline
 
 __all__ = [
     "OTHER",
@@ -314,7 +315,7 @@ def selection_score(px: float, py: float, e_eps: float, n: int, penalised: bool)
 def audit_finite_delta(target: FiniteTarget, pairs: Sequence, *, epsilon: float, delta: float,
                        n_selection: int = 20_000, n_final: int = 200_000, seed: int = 0,
                        confidence: float = 0.95, seconds: float | None = None,
-                       penalised: bool = False) -> DeltaAudit:
+                       penalised: bool = False, deadline: float | None = None) -> DeltaAudit:
     """Approximate-DP audit at a fixed epsilon: lower bound on delta(eps) = max_E P_A[E] - e^eps P_B[E].
 
     ``seconds`` (optional) stops the selection early (the final phase always runs its planned
@@ -323,6 +324,11 @@ def audit_finite_delta(target: FiniteTarget, pairs: Sequence, *, epsilon: float,
     sqrt(P_A[E] + e^{2 eps} P_B[E]) / sqrt(n_selection) (:func:`selection_score`), so that among many
     pairs a frequent event's sampling noise does not outrank a rare event's real gap; the choice
     only affects which pair is tested, never the validity of the bound.
+    ``deadline`` (optional, ``time.monotonic()`` seconds): a wall deadline - the selection stops at it, and the
+    final phase draws its ``n_final`` runs per input in :data:`DELTA_FINAL_CHUNKS` chunks, stopping between
+    chunks when the next one (timed from the last) would pass it or when the target stops one in flight
+    (:class:`gtm_core.errors.BudgetStop`: that chunk is discarded); the bound is then on the runs drawn
+    (the same number for both inputs; the stop depends on the clock only).
     """
     check_bool("penalised", penalised)
     check_nonnegative("epsilon", epsilon)
@@ -350,8 +356,14 @@ def audit_finite_delta(target: FiniteTarget, pairs: Sequence, *, epsilon: float,
         for v in (a, b):
             k = canonical(v)
             if k not in sel and (seconds is None or time.monotonic() - t0 < 0.5 * seconds or not sel):
+                try:
+                    counts = draw(v, n_selection)
+                except BudgetStop:
+                    if not sel:
+                        raise
+                    continue
                 values[k] = v
-                sel[k] = draw(v, n_selection)
+                sel[k] = counts
                 samples += n_selection
     ranked = []
     for i, (a, b) in enumerate(pairs):
@@ -367,15 +379,39 @@ def audit_finite_delta(target: FiniteTarget, pairs: Sequence, *, epsilon: float,
                            f"pair {i}{tag}"))
     ranked.sort(key=lambda r: -r[0])
     score, i, kx, ky, event, label = ranked[0]
-    fx, fy = draw(values[kx], n_final), draw(values[ky], n_final)
-    samples += 2 * n_final
+    fx, fy, n_drawn = final_draws(draw, values[kx], values[ky], n_final, deadline)
+    samples += 2 * n_drawn
     ka, kb = sum(fx[c] for c in event), sum(fy[c] for c in event)
-    lo = float(cp_lower(ka, n_final, alpha / 2))
-    hi = float(cp_upper(kb, n_final, alpha / 2))
+    lo = float(cp_lower(ka, n_drawn, alpha / 2)) if n_drawn else 0.0
+    hi = float(cp_upper(kb, n_drawn, alpha / 2)) if n_drawn else 1.0
     bound = lo - E * hi if event else 0.0
     witness = {"input": values[kx], "input_prime": values[ky], "label": label, "event_outputs": list(event),
-               "count": int(ka), "count_prime": int(kb), "n": n_final, "probability_lower": lo,
+               "count": int(ka), "count_prime": int(kb), "n": n_drawn, "probability_lower": lo,
                "probability_prime_upper": hi, "selection_score": score}
     return DeltaAudit("violation" if bound > delta else "no-violation-found", float(epsilon), float(delta),
                       float(max(bound, 0.0)), confidence, witness, samples, time.monotonic() - t0, int(seed),
                       [{"score": r[0], "pair": r[5], "event_size": len(r[4])} for r in ranked[:5]])
+
+
+def final_draws(draw: Callable, x, y, n_final: int, deadline: float | None) -> tuple[Counter, Counter, int]:
+    """The delta audit's final phase: ``n_final`` fresh draws of x and of y (without ``deadline``: one
+    request each), else chunks of both until ``deadline`` (:func:`audit_finite_delta`); (counts of x,
+    counts of y, runs per input drawn)."""
+    if deadline is None:
+        return draw(x, n_final), draw(y, n_final), n_final
+    fx, fy, done, per_chunk = Counter(), Counter(), 0, 0.0
+    chunk = -(-n_final // DELTA_FINAL_CHUNKS)
+    while done < n_final:
+        m = min(chunk, n_final - done)
+        if time.monotonic() + per_chunk * m / chunk > deadline:
+            break
+        t0 = time.monotonic()
+        try:
+            cx, cy = draw(x, m), draw(y, m)
+        except BudgetStop:
+            break
+        per_chunk = (time.monotonic() - t0) * chunk / m
+        fx.update(cx)
+        fy.update(cy)
+        done += m
+    return fx, fy, done

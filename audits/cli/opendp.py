@@ -48,7 +48,8 @@ def _d_in(text: str):
 @click.argument("constructor")
 @click.option("--d-in", "d_in", default="1", show_default=True,
               help="input distance at which the privacy map is read (an integer for dataset metrics)")
-@click.option("--seconds", type=float, default=60.0, show_default=True, help="time budget (the pilot included)")
+@click.option("--seconds", type=float, default=60.0, show_default=True,
+              help="wall budget of the audit (pilot, search, confirmation, report): it ends within seconds x 1.02 + 1")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="seed of the audit's search and sample sizes (OpenDP's own noise cannot be seeded)")
 @click.option("--confidence", type=float, default=0.95, show_default=True,

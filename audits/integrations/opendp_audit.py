@@ -26,8 +26,13 @@ Claims, by output measure (docs/opendp.md):
   a violation of the zCDP claim, and the tightest valid conversion gives the strongest test.
 * anything else (Renyi, ...) is refused with :class:`gtm_core.errors.UnsupportedConfiguration`.
 
-Outputs are coded before the tested samples are drawn: a pilot (``pilot`` draws per input,
-thrown away) fixes the float bins of :mod:`audits.integrations.opendp_coding` (booleans, integers
+Budget: ``seconds=S`` holds - the audit ends within ``S * 1.02 + 1`` wall seconds at any load; the engine
+gets half the time after the pilot, and a confirmation phase spends the rest on fresh samples of the
+engine's witness, pooled with its estimation counts (one exact conditional test;
+:mod:`audits.integrations.opendp_budget` states the rule and why it is valid).
+
+Outputs are coded before the tested samples are drawn: a pilot (``pilot`` draws per input, at most a
+tenth of the budget, thrown away) fixes the float bins of :mod:`audits.integrations.opendp_coding` (booleans, integers
 with few distinct values, strings and None are their own codes; dicts, tuples and lists are coded
 by their parts).
 
@@ -58,7 +63,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from gtm_core.errors import InvalidParameter, TargetError
+from gtm_core.errors import BudgetStop, InvalidParameter, TargetError
 from gtm_core.validation import is_integer, is_real
 
 from ..audit_engine import run_audit
@@ -66,15 +71,16 @@ from ..events import EventSpace
 from ..finite import MAX_CODES, CallableFiniteTarget, CodeBook, FiniteAudit, FiniteProblem, audit_finite_delta, canonical
 from ..report import render_report
 from .opendp import opendp_prelude
+from .opendp_budget import Confirmation, confirm_witness, plan_deadlines, wall_bound
 from .opendp_claims import OpenDPClaim, read_claim
 from .opendp_coding import DEFAULT_BINS, OutputCoder
 from .opendp_neighbours import neighbouring_pairs, user_pairs
 
-MIN_PILOT = 5  # pilot draws per input, at least
+MIN_PILOT = 5  # pilot draws per input, at least (time permitting)
 FIRST_ROUND_RUNS = 200  # runs per input of the engine's first selection round, at most
-ENGINE_TIME_SHARE = 0.8  # the engine's hard stop, as a share of the time left after the pilot: the clock stops
-# the selection, but the validation and the first estimation chunk run to their planned sizes after it, so on a
-# machine that slows down after the pilot (a shared 2-core machine at load 7) the audit overran 60 s by up to 50%
+ENGINE_DRAW_SHARE = 0.8  # the engine's sample budget: this share of the draws its time affords at the pilot's
+# rate (its bookkeeping costs the rest); a slower machine is stopped by the deadline, a faster one leaves the
+# time to the confirmation (audits.integrations.opendp_budget)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -83,21 +89,46 @@ ENGINE_TIME_SHARE = 0.8  # the engine's hard stop, as a share of the time left a
 
 
 class MeasurementTarget(CallableFiniteTarget):
-    """A finite-output target that invokes the measurement once per draw and codes the output."""
+    """A finite-output target that invokes the measurement once per draw and codes the output.
+
+    ``set_deadline(t)``: a request whose predicted time (its draws times :meth:`seconds_per_draw`) would
+    pass ``t`` is refused, and a request in flight stops at ``t`` - both with
+    :class:`gtm_core.errors.BudgetStop` (the wall budget, :mod:`audits.integrations.opendp_budget`)."""
 
     def __init__(self, measurement, coder: OutputCoder | None = None, *, name: str = "opendp-measurement"):
         self.measurement, self.coder, self.draws = measurement, coder, 0
+        self.deadline: float | None = None
+        self.draw_seconds, self.recent = 0.0, None  # total seconds of the draws; seconds per draw, last request
         super().__init__(self._draw, name=name)
 
+    def set_deadline(self, deadline: float | None) -> None:
+        self.deadline = deadline
+
+    def seconds_per_draw(self) -> float:
+        """Measured seconds per draw: the last request's (of at least 20 draws), else the mean so far."""
+        if self.recent is not None:
+            return self.recent
+        return self.draw_seconds / self.draws if self.draws else 0.0
+
     def outputs(self, data, n: int) -> list:
+        n, deadline = int(n), self.deadline
+        if deadline is not None and n > 0 and time.monotonic() + n * self.seconds_per_draw() > deadline:
+            raise BudgetStop(f"a request of {n} draws would pass the audit's deadline")
         out = []
-        for _ in range(int(n)):
+        t0 = time.monotonic()
+        for _ in range(n):
+            if deadline is not None and time.monotonic() > deadline:
+                raise BudgetStop("the audit's deadline passed during a request")
             try:
                 out.append(self.measurement(data))
             except Exception as exc:  # broad-except: OpenDP raises its own exception types
                 raise TargetError(f"the measurement raised on input {data!r:.60}: "
                                   f"{str(exc).strip().splitlines()[-1][:160]}") from None
-        self.draws += int(n)
+        spent = time.monotonic() - t0
+        self.draws += n
+        self.draw_seconds += spent
+        if n >= 20:
+            self.recent = spent / n
         return out
 
     def _draw(self, data, n, seed):
@@ -125,6 +156,8 @@ class OpenDPAudit:
     points: tuple = ()
     target: str = ""
     poisson_entropy: int | None = None
+    confirmation: Confirmation | None = None
+    budget_seconds: float | None = None
 
     @property
     def violation(self) -> bool:
@@ -150,7 +183,10 @@ class OpenDPAudit:
         d.update({"verdict": self.verdict, "seconds": self.seconds, "seed": self.seed, "target": self.target,
                   "claim": self.claim.to_dict(), "output_coding": self.coder.describe(),
                   "pairs_searched": self.pairs, "output_pilot_samples": self.pilot_samples,
-                  "noise_seeded": False, "poisson_entropy": self.poisson_entropy})
+                  "noise_seeded": False, "poisson_entropy": self.poisson_entropy,
+                  "budget": {"seconds": self.budget_seconds, "wall_bound": wall_bound(self.budget_seconds)
+                             if self.budget_seconds is not None else None},
+                  "confirmation": None if self.confirmation is None else self.confirmation.to_dict()})
         return d
 
     def report_html(self) -> str:
@@ -204,20 +240,41 @@ class OrderedFiniteProblem(FiniteProblem):
         return self.event_space
 
 
-def _pure_audit(target, pairs, labels, pilot_outputs, *, epsilon, seconds, max_samples, seed, confidence,
-                progress, name, first_round: int, selection_share: float) -> FiniteAudit:
-    """:func:`audits.audit_engine.run_audit` on the finite problem, with the code book fixed from the pilot
-    outputs (thrown away) and a first round of ``first_round`` runs per input (:func:`first_round_runs`);
-    a single pair needs little selection (``selection_share``), only its event."""
+def engine_plan(budget: int, n_pairs: int, n_inputs: int, rate: float, seconds: float) -> tuple[int, float]:
+    """(first-round runs per input, selection share) of the engine on a ``budget``-sample plan. With fewer
+    than four pairs (fewer than the 8 directed candidates after which the engine checks its budget within
+    a round) every round samples every candidate, so a first round of about a third of the budget makes
+    the halving stop after its second round, at the engine's extended selection share (0.6), instead of
+    a third round that would double past it; more pairs: :func:`first_round_runs`."""
+    if n_pairs < 4:
+        return max(25, int(0.32 * budget / n_inputs)), (0.1 if n_pairs == 1 else 0.25)
+    return min(first_round_runs(rate, seconds, n_inputs), max(25, budget // (5 * n_inputs))), 0.25
+
+
+def _pure_audit(target, pairs, labels, pilot_outputs, *, epsilon, deadlines, rate, max_samples, seed, confidence,
+                progress, name) -> tuple[FiniteAudit, Confirmation | None]:
+    """:func:`audits.audit_engine.run_audit` on the finite problem (code book fixed from the pilot outputs,
+    thrown away) until the engine's deadline, then the confirmation of its witness until the audit's
+    (:func:`audits.integrations.opendp_budget.confirm_witness`; not with a user's ``max_samples``)."""
     seen = Counter(target.coder.code(o) for o in pilot_outputs)
     book = CodeBook.of(target.coder.alphabet() or [c for c, _ in seen.most_common(MAX_CODES - 1)])
     problem = OrderedFiniteProblem(target, pairs, book, target.coder.ordered, labels=labels)
-    problem.initial_samples = first_round
-    result = run_audit(problem, epsilon=epsilon, seconds=seconds, max_samples=max_samples, seed=seed,
-                       confidence=confidence, progress=progress, target_name=name, n0=first_round,
-                       selection_share=selection_share,
-                       validation_share=0.1)
-    return FiniteAudit(result, book, 0)
+    now = time.monotonic()
+    engine_end = deadlines.end if max_samples is not None else deadlines.engine(now)
+    seconds = max(engine_end - now, 1e-3)
+    budget = max_samples if max_samples is not None else max(400, int(ENGINE_DRAW_SHARE * rate * seconds))
+    n_inputs = len({k for p in problem.pairs for k in (p.key_a, p.key_b)})
+    first, selection_share = engine_plan(budget, len(pairs), n_inputs, rate, seconds)
+    problem.initial_samples = first
+    target.set_deadline(engine_end)
+    result = run_audit(problem, epsilon=epsilon, seconds=seconds, max_samples=budget, seed=seed,
+                       confidence=confidence, progress=progress, target_name=name, n0=first,
+                       selection_share=selection_share, validation_share=0.1)
+    confirmation = None
+    if max_samples is None:
+        result, confirmation = confirm_witness(problem, result, target, deadline=deadlines.end, seed=seed)
+    target.set_deadline(None)
+    return FiniteAudit(result, book, 0), confirmation
 
 
 def engine_seed(seed: int, entropy: int | None = None) -> tuple[int, int]:
@@ -244,8 +301,9 @@ def audit_measurement(measurement, *, d_in: Any = 1, seconds: float = 60.0, seed
     """Audit ``measurement`` against its own privacy map at ``d_in`` (see the module docstring).
 
     ``pairs``: extra ``(input, input')`` pairs (the user vouches for their distance); ``search``:
-    also search neighbours from the domain and metric. ``seconds`` bounds the audit (the pilot
-    included); ``max_samples`` (pure claims) bounds the engine's samples instead.
+    also search neighbours from the domain and metric. ``seconds`` bounds the audit's wall time (the pilot
+    included: :func:`audits.integrations.opendp_budget.wall_bound`); ``max_samples`` (pure claims) plans the
+    engine on that sample budget instead, without a confirmation (the clock stays the hard stop).
     ``poisson_entropy``: the entropy mixed into the engine's seed (:func:`engine_seed`; None: fresh).
     """
     if not (0 < confidence < 1):
@@ -257,6 +315,7 @@ def audit_measurement(measurement, *, d_in: Any = 1, seconds: float = 60.0, seed
     seconds, seed = float(seconds), int(seed)
     mixed_seed, entropy = engine_seed(seed, poisson_entropy)
     t0 = time.monotonic()
+    deadlines = plan_deadlines(t0, seconds)
     claim = read_claim(measurement, d_in)
     domain, metric = measurement_space(measurement)
     found = list(neighbouring_pairs(domain, metric, d_in)) if search else []
@@ -266,55 +325,54 @@ def audit_measurement(measurement, *, d_in: Any = 1, seconds: float = 60.0, seed
         raise InvalidParameter("no neighbouring pairs to audit: give pairs (or allow the search)")
     target = MeasurementTarget(measurement)
     inputs = {canonical(v): v for p in candidates for v in (p.input, p.input_prime)}
-    pilot_outputs = []
-    pilot_start = time.monotonic()
-    for i, v in enumerate(inputs.values()):
-        # at most ``pilot`` draws per input, fewer for a slow measurement: the pilot keeps to about a
-        # tenth of the time budget (at least MIN_PILOT draws per input)
-        for j in range(pilot):
-            if j >= MIN_PILOT and time.monotonic() - t0 > 0.1 * seconds * (i + 1) / len(inputs):
-                break
-            pilot_outputs += target.outputs(v, 1)
+    pilot_outputs = run_pilot(target, list(inputs.values()), pilot, t0, deadlines.pilot)
     pilot_samples = target.draws
-    pilot_seconds = time.monotonic() - t0
     target.coder = OutputCoder.fit(pilot_outputs, bins)
-    remaining = max(seconds - pilot_seconds, 0.2 * seconds)
     pair_values = [(p.input, p.input_prime) for p in candidates]
     labels = [p.label for p in candidates]
     common = dict(target=describe(measurement), claim=claim, coder=target.coder, pairs=len(candidates),
-                  pilot_samples=pilot_samples, seed=seed, confidence=confidence, poisson_entropy=entropy)
-    rate = max(pilot_samples / max(time.monotonic() - pilot_start, 1e-6), 1.0)  # draws per second (the pilot)
+                  pilot_samples=pilot_samples, seed=seed, confidence=confidence, poisson_entropy=entropy,
+                  budget_seconds=seconds)
+    rate = 1.0 / max(target.seconds_per_draw(), 1e-6)  # draws per second (the pilot)
     if claim.kind == "pure":
-        # a draw through OpenDP's FFI costs about a millisecond: a sample budget planned from the
-        # measured rate (with slack for a slower machine) plans the
-        # engine's phases; the clock stays the hard stop. On a time budget alone the in-process draws
-        # cannot be interrupted, and a halving round of slow draws overshoots and starves the estimation
-        budget = max_samples if max_samples is not None else max(400, int(0.75 * rate * remaining))
-        if len(candidates) == 1:
-            # one pair (both directions): nothing to halve over. A first round of a third of the budget
-            # makes the halving stop after its second round, at the engine's extended selection share
-            # (0.6), instead of a third round that would double past it
-            first = max(25, int(0.32 * budget / len(inputs)))
-        else:
-            first = min(first_round_runs(rate, remaining, len(inputs)), max(25, budget // (5 * len(inputs))))
-        fa = _pure_audit(target, pair_values, labels, pilot_outputs, epsilon=claim.points[0].epsilon,
-                         seconds=ENGINE_TIME_SHARE * remaining, max_samples=budget, seed=mixed_seed,
-                         confidence=confidence,
-                         progress=progress, name=describe(measurement), first_round=first,
-                         selection_share=0.1 if len(candidates) == 1 else 0.25)
-        return OpenDPAudit(verdict=fa.verdict, seconds=time.monotonic() - t0, pure=fa, **common)
+        fa, confirmation = _pure_audit(target, pair_values, labels, pilot_outputs, epsilon=claim.points[0].epsilon,
+                                       deadlines=deadlines, rate=rate, max_samples=max_samples, seed=mixed_seed,
+                                       confidence=confidence, progress=progress, name=describe(measurement))
+        return OpenDPAudit(verdict=fa.verdict, seconds=time.monotonic() - t0, pure=fa, confirmation=confirmation,
+                           **common)
     k = len(claim.points)
-    per_point = ENGINE_TIME_SHARE * remaining * rate / k  # final draws run to plan: slack
-    n_inputs = len(inputs)
-    n_selection = max(100, int(0.35 * per_point / n_inputs))
-    n_final = max(100, int(0.5 * per_point / 2))
+    start = time.monotonic()
+    share = max(deadlines.end - start, 1e-3) / k
+    per_point = ENGINE_DRAW_SHARE * share * rate
+    n_selection = max(100, int(0.35 * per_point / len(inputs)))
+    n_final = max(100, int(0.65 * per_point / 2))
     results = []
     for i, point in enumerate(claim.points):
+        deadline = start + (i + 1) * share
+        target.set_deadline(deadline)
         results.append(audit_finite_delta(target, pair_values, epsilon=point.epsilon, delta=point.delta,
                                           n_selection=n_selection, n_final=n_final, seed=seed + i,
-                                          confidence=1 - (1 - confidence) / k, seconds=remaining / k))
+                                          confidence=1 - (1 - confidence) / k, seconds=share,
+                                          deadline=deadline))
+    target.set_deadline(None)
     verdict = "violation" if any(a.violation for a in results) else "no-violation-found"
     return OpenDPAudit(verdict=verdict, seconds=time.monotonic() - t0, points=tuple(results), **common)
+
+
+def run_pilot(target, inputs: list, per_input: int, t0: float, deadline: float) -> list:
+    """The pilot's outputs (they fix the output coding and are thrown away): at most ``per_input`` draws per
+    input, fewer for a slow measurement - input i stops once the pilot's time share (up to ``deadline``) of
+    inputs 0..i is spent, after :data:`MIN_PILOT` draws; no draw starts after ``deadline`` once one output
+    exists."""
+    out = []
+    for i, v in enumerate(inputs):
+        share_end = t0 + (deadline - t0) * (i + 1) / len(inputs)
+        for j in range(per_input):
+            now = time.monotonic()
+            if out and (now > deadline or (j >= MIN_PILOT and now > share_end)):
+                break
+            out += target.outputs(v, 1)
+    return out
 
 
 def describe(measurement) -> str:

@@ -171,3 +171,31 @@ def test_penalised_selection_score_subtracts_one_standard_error():
     with pytest.raises(InvalidParameter, match="penalised"):
         audit_finite_delta(CallableFiniteTarget(randomized_response(1.0)), PAIRS, epsilon=1.0, delta=0.01,
                            penalised="yes")
+
+
+def test_delta_audit_deadline_stops_the_final_phase_between_chunks():
+    """With a deadline the final phase draws in chunks and stops between them (the same runs for both
+    inputs); a draw that would pass it is refused (BudgetStop) and its chunk discarded. RR at eps 2 against
+    delta(1) = 0.01 (true 0.544): still flagged on the runs drawn, alpha = 0.001, seed 1."""
+    import time
+
+    from audits.finite import DELTA_FINAL_CHUNKS, final_draws
+    from gtm_core.errors import BudgetStop
+
+    slow = randomized_response(2.0)
+    calls = []
+
+    def fn(inp, n, seed):
+        calls.append(n)
+        if len(calls) > 4:  # the third final chunk and later: past the deadline
+            raise BudgetStop("deadline")
+        return slow(inp, n, seed)
+
+    t = CallableFiniteTarget(fn)
+    fx, fy, n = final_draws(lambda v, m: t.sample(v, m, 0), {"bit": 0}, {"bit": 1}, 8000, time.monotonic() + 60)
+    assert n == 2 * 8000 // DELTA_FINAL_CHUNKS and sum(fx.values()) == sum(fy.values()) == n
+    fx, fy, n = final_draws(lambda v, m: t.sample(v, m, 0), {"bit": 0}, {"bit": 1}, 8000, time.monotonic() - 1)
+    assert n == 0 and not fx and not fy  # the deadline passed: no chunk starts (timed from none drawn: 0 s each)
+    res = audit_finite_delta(CallableFiniteTarget(slow), PAIRS, epsilon=1.0, delta=0.01, seed=1, confidence=0.999,
+                             deadline=time.monotonic() + 30)
+    assert res.violation and res.witness["n"] == (res.samples - 2 * 20_000) // 2  # the runs drawn, both inputs

@@ -81,13 +81,16 @@ def test_zcdp_claim_is_audited_on_its_implied_curve():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name, share", [("randomized-response", 0.9), ("laplace-count", 0.75)])
-def test_correct_mechanisms_bound_approaches_the_claim_within_60s(name, share):
-    """alpha = 0.05, seed 4, 60 s. Measured on the shared test machine: randomized response (one pair)
-    reached 0.97-0.99 x ln 3; the Laplace count (12 searched pairs: the selection spends most of the
-    budget looking for a violation) 0.76-0.90 x 1 (0.875 in benchmarks/results/opendp_catalogue.md), so
-    its floor here is 0.75."""
-    m = dp.m.make_randomized_response_bool(0.75) if name == "randomized-response" else _laplace_count(1.0)
+@pytest.mark.parametrize("name", ["randomized-response", "randomized-response-categorical", "laplace-count"])
+def test_correct_mechanisms_bound_approaches_the_claim_within_60s(name):
+    """alpha = 0.05, seed 4, 60 s: the bound reaches 0.9 x the claim on the mechanisms that attain it (the
+    confirmation phase spends half the time on the witness: audits/integrations/opendp_budget.py; over
+    seeds 1..5 in benchmarks/results/opendp_tight_seeds.md), and the wall time keeps to the budget."""
+    m = {"randomized-response": lambda: dp.m.make_randomized_response_bool(0.75),
+         "randomized-response-categorical": lambda: dp.m.make_randomized_response(["a", "b", "c"], 0.6),
+         "laplace-count": lambda: _laplace_count(1.0)}[name]()
     result = audit_measurement(m, seconds=60, seed=SEED_CORRECT)
     claim = result.claim.points[0].epsilon
+    assert result.seconds <= 60 * 1.02 + 1
+    share = 0.9
     assert result.epsilon_lower_bound >= share * claim, (result.epsilon_lower_bound, claim)

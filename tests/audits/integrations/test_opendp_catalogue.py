@@ -86,3 +86,4 @@ def test_every_catalogue_entry_reaches_its_verdict_within_60s(e):
 
     row = audit_row(e, seconds=60, seed=SEED)
     assert row["verdict"] == row["expected"], row
+    assert row["within_budget"], row["wall_seconds"]  # 60 x 1.02 + 1 s (opendp_budget.wall_bound)
