@@ -12,9 +12,24 @@ from pathlib import Path
 from audits.bench.co import COMPARISON_STREAMS, compare, comparison_markdown, run_bench, stderr_progress
 from benchmarks.machine import machine_info
 from gtm_core.batchtoco.params import COConfig
+from gtm_core.errors import ConfigError
 from gtm_core.files import jsonable
 
 OUT = Path(__file__).resolve().parent / "results" / "co"
+
+
+def parse_overrides(items) -> dict:
+    """``KEY=VALUE`` strings to {key: int or float}; a malformed item is a ConfigError naming it."""
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--certified must be KEY=VALUE, got {item!r}")
+        try:
+            out[key] = int(value) if value.strip().lstrip("-").isdigit() else float(value)
+        except ValueError:
+            raise ConfigError(f"--certified {key}: not a number, got {value!r}") from None
+    return out
 
 
 def main(argv=None) -> int:
@@ -29,16 +44,20 @@ def main(argv=None) -> int:
     ap.add_argument("--horizon", type=int, default=10_000, help="comparison stream length T")
     ap.add_argument("--problem", default="coverage", choices=("coverage", "densest"),
                     help="comparison problem (densest: Section 8.2 on the <= 15-vertex streams)")
+    ap.add_argument("--certified", action="append", default=[], metavar="KEY=VALUE",
+                    help="set a certified key (levels, warmup_share, ...) on the comparison's configuration; repeatable")
     args = ap.parse_args(argv)
+    overrides = parse_overrides(args.certified)
     before = machine_info()
     t0 = time.perf_counter()
     if args.comparison_only:
         payload = compare(COConfig(), streams=tuple(args.streams.split(",")), T=args.horizon, seeds=args.seeds,
-                          progress=stderr_progress, problem=args.problem)
+                          progress=stderr_progress, problem=args.problem, certified=overrides)
         payload["machine"] = {"before": before, "after": machine_info(), "seconds": time.perf_counter() - t0,
                               "command": f"python -m benchmarks.bench_co --comparison-only --seeds {args.seeds} "
                                          f"--streams {args.streams} --horizon {args.horizon} --name {args.name} "
-                                         f"--problem {args.problem}"}
+                                         f"--problem {args.problem}"
+                                         + "".join(f" --certified {o}" for o in args.certified)}
         OUT.mkdir(parents=True, exist_ok=True)
         (OUT / f"{args.name}.json").write_text(json.dumps(jsonable(payload), indent=2, sort_keys=True) + "\n")
         (OUT / f"{args.name}.md").write_text(comparison_markdown(payload) + "\n")

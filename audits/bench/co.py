@@ -28,7 +28,7 @@ from gtm_core.batchtoco.gtm_instance import step_privacy_used
 from gtm_core.batchtoco.params import COConfig
 from gtm_core.batchtoco.problems import make_problem
 from gtm_core.batchtoco.streams import DENSEST_STREAMS, bundled_stream, synthetic_stream
-from gtm_core.errors import CheckFailed
+from gtm_core.errors import CheckFailed, ConfigError
 from gtm_core.files import jsonable, write_atomic
 
 from ..plotting import BOUND_COLOUR, NEUTRAL, colour_for, figure, save_png
@@ -307,10 +307,15 @@ def stderr_progress(message: str) -> None:
 COMPARISON_STREAMS = ("bursty", "periodic", "contact", "synthetic")
 
 
-def certified_config(config: COConfig, T: int, problem: str = "coverage") -> COConfig:
-    """The certified variant of ``config`` planned for horizon T (coverage with k = 2, or densest)."""
+def certified_config(config: COConfig, T: int, problem: str = "coverage", certified=None) -> COConfig:
+    """The certified variant of ``config`` planned for horizon T (coverage with k = 2, or densest);
+    ``certified``: optional {key: value} of certified keys (P.CERTIFIED_KEYS, not horizon) set on top."""
+    extra = dict(certified or {})
+    bad = sorted(set(extra) - (set(P.CERTIFIED_KEYS) - {"horizon"}))
+    if bad:
+        raise ConfigError(f"certified override {bad[0]!r} is not a certified key (one of {', '.join(P.CERTIFIED_KEYS[1:])})")
     d = {k: v for k, v in config.to_dict().items() if k not in P.CERTIFIED_KEYS and k not in ("variant", "seed")}
-    d.update(problem=problem, k=2, variant="certified", horizon=T)
+    d.update(problem=problem, k=2, variant="certified", horizon=T, **extra)
     return COConfig(**d)
 
 
@@ -341,13 +346,13 @@ def maxflow_checkpoints(problem, stream, opt, times) -> int:
 
 
 def compare_one(config: COConfig, name: str, T: int, seed: int, problem_name: str = "coverage",
-                *, literal: bool = False) -> dict:
+                *, literal: bool = False, certified=None) -> dict:
     """One seeded run of the certified variant and the three baselines on stream ``name`` (and, with
     ``literal``, of the literal Algorithm 3 at the same eps, run seed [s, 3])."""
     from gtm_core.batchtoco.certified import certified_split
 
     stream = comparison_stream(problem_name, name, T, seed)
-    cfg = certified_config(config, T, problem_name)
+    cfg = certified_config(config, T, problem_name, certified)
     problem = make_problem(problem_name, len(stream.vertices), 2)
     t0 = time.perf_counter()
     recs = run_stream(cfg, problem, stream.edges, np.random.default_rng([seed, 1]))
@@ -381,9 +386,10 @@ def compare_one(config: COConfig, name: str, T: int, seed: int, problem_name: st
 
 
 def compare(config: COConfig, *, streams=COMPARISON_STREAMS, T: int = 10_000, seeds: int = 10, progress=print,
-            problem: str = "coverage") -> dict:
+            problem: str = "coverage", certified=None) -> dict:
     """The comparison table: per stream, median over the seeds (rule above) of mean and final errors and of
-    the ratio certified / doubling of the mean error. ``problem``: "coverage" (k = 2) or "densest"."""
+    the ratio certified / doubling of the mean error. ``problem``: "coverage" (k = 2) or "densest";
+    ``certified``: certified keys set on the planned configuration (:func:`certified_config`)."""
     from gtm_core.batchtoco.certified import certified_split
     from proofs.co_certified_ledger import ledger
 
@@ -391,7 +397,7 @@ def compare(config: COConfig, *, streams=COMPARISON_STREAMS, T: int = 10_000, se
     for name in streams:
         runs = []
         for s in range(seeds):
-            runs.append(compare_one(config, name, T, s, problem, literal=problem == "densest"))
+            runs.append(compare_one(config, name, T, s, problem, literal=problem == "densest", certified=certified))
             progress(f"comparison {problem}/{name} seed {s}: certified {runs[-1]['mean']['certified']:.1f} vs doubling "
                      f"{runs[-1]['mean']['doubling']:.1f} ({runs[-1]['seconds']:.0f} s)")
         algs = list(runs[0]["mean"])
@@ -401,7 +407,7 @@ def compare(config: COConfig, *, streams=COMPARISON_STREAMS, T: int = 10_000, se
                     "median_final": {a: float(np.median([r["final"][a] for r in runs])) for a in algs},
                     "median_ratio_certified_over_doubling": float(np.median(ratio)),
                     "seeds_certified_below_doubling": int(sum(x < 1 for x in ratio))})
-    cfg = certified_config(config, T, problem)
+    cfg = certified_config(config, T, problem, certified)
     led = ledger(cfg)
     return {"config": cfg.to_dict(), "split": certified_split(cfg).to_dict(), "ledger": led.to_dict(),
             "seed_rule": "stream seed s, run seed [s, 1], baselines [s, 2, i], s = 0..seeds-1; median over seeds",
