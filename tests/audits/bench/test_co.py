@@ -59,3 +59,20 @@ def test_densest_comparison_checks_opt_by_maxflow_and_reports_the_literal_varian
     problem = make_problem("densest", len(stream.vertices))
     with pytest.raises(CheckFailed, match="OPT_50"):  # a wrong OPT series is caught
         maxflow_checkpoints(problem, stream, [0.0] * 50, {50})
+
+
+def test_certified_config_sets_certified_keys_and_refuses_others():
+    from audits.bench.co import certified_config
+    from gtm_core.batchtoco.certified import certified_split
+    from gtm_core.batchtoco.params import COConfig
+    from gtm_core.errors import ConfigError
+    from proofs.co_certified_ledger import ledger
+
+    default = certified_config(COConfig(), 10_000)
+    single = certified_config(COConfig(), 10_000, certified={"levels": 1, "warmup_share": 0.87425})
+    assert certified_split(default).levels == 4 and certified_split(single).levels == 1
+    assert single.warmup_share == 0.87425 and default.warmup_share == 0.5
+    assert ledger(single).certified
+    for bad in ({"epsilon": 2.0}, {"horizon": 5}):
+        with pytest.raises(ConfigError, match=next(iter(bad))):
+            certified_config(COConfig(), 10_000, certified=bad)
