@@ -16,8 +16,11 @@ import math
 from fractions import Fraction
 
 import mpmath
+from flint import arb
+from flint import ctx as flint_ctx
 
 from ..errors import UnsupportedConfiguration
+from ..zeta import zeta_enclosure
 
 _IV_DPS = 60
 _MAX_NUDGES = 64
@@ -32,6 +35,17 @@ def _iv_precision():
         yield
     finally:
         mpmath.iv.dps = old
+
+
+@contextlib.contextmanager
+def _arb_precision(bits: int = 256):
+    """python-flint's arb precision is global: set and restore it."""
+    old = flint_ctx.prec
+    flint_ctx.prec = bits
+    try:
+        yield
+    finally:
+        flint_ctx.prec = old
 
 
 def _exact_iv(x: float):
@@ -91,6 +105,29 @@ def _nudge(x: float, ok, direction: float) -> float:
             x = x + math.copysign(stride * math.ulp(x), direction)
             stride *= 2
     raise ArithmeticError("directed rounding did not converge")  # pragma: no cover - float64 suffices
+
+
+def round_step_failure_down(beta_t: float, t: int, beta: float) -> float:
+    """Make beta_t <= omega_t beta = beta / (zeta t ln^3(t+2)) hold rigorously (Definition 7), so
+    that the planned shares sum to at most beta over any horizon, not just up to rounding. zeta is
+    the proved arb enclosure of :func:`gtm_core.zeta.zeta_enclosure`."""
+    with _arb_precision():
+        tt = arb(int(t))
+        exact_share = arb(float(beta)) / (zeta_enclosure(40) * tt * (tt + 2).log() ** 3)
+
+        def ok(b):
+            return bool(arb(b) <= exact_share)  # arb(float) is exact
+
+        return _nudge(beta_t, ok, 0.0)
+
+
+def share_at_most(total: float, parts: int) -> float:
+    """The largest float x with parts * x <= total exactly: a failure probability split into
+    `parts` equal shares (e.g. beta_t/6 per error type, Theorem 23) whose sum never exceeds it."""
+    x = total / parts
+    while parts * Fraction(x) > Fraction(total):
+        x = math.nextafter(x, 0.0)
+    return x
 
 
 def round_noise_scales_theorem21(tau1: float, tau2: float, epsilon: float) -> tuple[float, float]:

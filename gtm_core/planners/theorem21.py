@@ -29,7 +29,7 @@ def theorem21_noise(config: GTMConfig, t: int) -> Theorem21Noise:
     g = config.gtm
     spec = config.step(t)
     tau1, mu1, tau2 = global_noise(config)
-    beta_t = F.step_failure_probability(t, g.beta)
+    beta_t = R.round_step_failure_down(F.step_failure_probability(t, g.beta), t, g.beta)
     Lambda = R.round_noise_range(
         F.theorem21_noise_range(spec.eps_t, g.epsilon, g.theta, g.beta, beta_t),
         spec.eps_t, mu1, tau2, beta_t,

@@ -13,9 +13,9 @@ def theorem23_step(config: GTMConfig, t: int) -> StepPlan:
     g = config.gtm
     spec = config.step(t)
     tau1, mu1, _ = global_noise(config)
-    beta_t = F.step_failure_probability(t, g.beta)
+    beta_t = R.round_step_failure_down(F.step_failure_probability(t, g.beta), t, g.beta)
     tau2 = R.round_tau2_theorem23(F.theorem23_tau2(spec.eps_t, g.c_h, beta_t), spec.eps_t, g.c_h, beta_t)
-    beta_I = beta_II = beta_t / 6
+    beta_I = beta_II = R.share_at_most(beta_t, 6)
     Lambda = F.theorem23_noise_range(spec.eps_t, g.epsilon_c, g.c_h, g.beta)
     if spec.eps_t > 0:
         Lambda = R.round_noise_range(Lambda, spec.eps_t, mu1, tau2, beta_t)

@@ -134,3 +134,34 @@ def test_rounding_through_mpmath_ceil_was_the_defect():
         assert arb(evaluation_budget(math.e, lam_bar)) >= need
     finally:
         ctx.prec = prec
+
+
+def test_step_failure_rounded_below_definition7():
+    """beta_2 = omega_2 beta at beta = 0.05 rounds *up* in float64; the planner's share must not
+    (sum_t beta_t <= beta is what the union bound of Theorems 21/23 uses)."""
+    from flint import arb
+
+    from gtm_core import formulas as F
+    from gtm_core.zeta import zeta_enclosure
+
+    from flint import ctx
+
+    nearest = F.step_failure_probability(2, 0.05)
+    planned = R.round_step_failure_down(nearest, 2, 0.05)
+    old, ctx.prec = ctx.prec, 256
+    try:
+        exact = arb(0.05) / (zeta_enclosure(40) * 2 * arb(4).log() ** 3)
+        assert arb(nearest) > exact  # the float64 formula lands above the true share
+        assert arb(planned) <= exact
+        assert arb(math.nextafter(planned, 1.0)) > exact  # the largest such float: no more than needed
+    finally:
+        ctx.prec = old
+
+
+def test_share_at_most_never_sums_above_the_total():
+    total = 0.0005154639175257732  # total/6 rounds up in float64
+    assert 6 * Fraction(total / 6) > Fraction(total)
+    x = R.share_at_most(total, 6)
+    assert 6 * Fraction(x) <= Fraction(total)
+    assert x == math.nextafter(total / 6, 0.0)
+    assert R.share_at_most(0.25, 4) == 0.0625  # exact splits are kept
