@@ -132,3 +132,16 @@ def test_approx_audit_d2_correct_within_claim_and_power_companion():
     assert ok.verdict != "violation" and ok.delta_lower_bound <= 0.1
     bad = audit_approx_evaluator(approx_variant_evaluator(base, "gap-max-no-noise"), uni, seed=0, sizes=sizes)
     assert bad.verdict == "violation" and bad.delta_lower_bound > 0.1
+
+
+def test_approx_audit_instances_are_the_witness_instances():
+    """benchmarks/bench_blackbox_approx_audit.py audits exactly the instances of the tests above and of
+    tests/gtm_core/blackbox/approx/test_exact.py: (|Y~|, H, K) = (4, 2, .), (5, 3, 4), (9, 3, 5)."""
+    from audits.power.blackbox import approx_audit_instances
+
+    inst = approx_audit_instances()
+    assert sorted(inst) == [1, 2, 3]
+    assert inst[1][0].params.M == 4 and inst[1][0].config.constants.C == 1e-5
+    assert (inst[2][0].params.M, inst[2][0].params.H, inst[2][0].params.K) == (5, 3, 4)
+    assert (inst[3][0].params.M, inst[3][0].params.H, inst[3][0].params.K) == (9, 3, 5)
+    assert list(inst[2][2]) == list(range(6, 11)) and list(inst[3][2]) == list(range(8, 12))
