@@ -31,7 +31,8 @@ from .params import evaluator_budget, highdim_margin, tower
 __all__ = ["lambda_pure", "lambda_approx", "log_star_of_exp", "crossover", "sample_and_aggregate",
            "sample_and_aggregate_indices", "utility_summary", "center_cases_3d",
            "DPS", "hull_interval_monotone", "compare_median", "compare_center", "run_comparison", "compare_center_3d",
-           "reach_probability", "reach_cases", "user_blocks", "user_ls_records", "GRID_2D", "GRID_LS", "GRID_3D_BOX",
+           "reach_probability", "reach_cases", "advantage_windows", "user_blocks", "user_ls_records",
+           "GRID_2D", "GRID_LS", "GRID_3D_BOX",
            "direction_depth", "directions_3d", "write_comparison"]
 
 DPS = 40
@@ -87,7 +88,8 @@ def crossover(d: int, eps, delta, beta, C, *, max_H: int = 8) -> dict:
             la = lambda_approx((lo + hi) / 2 if hi != mpmath.inf else lo * 2, d, eps, delta, beta, C)
             # solve lambda_pure(x) = la for x = ln M: lambda_pure is affine in ln M once delta_0 < 1/4
             f = lambda x: lambda_pure(x, d, eps, beta) - la  # noqa: E731
-            x0 = max(lo, mpmath.mpf(1))
+            # H = 1 is M = 2 only (ln M = ln 2 = hi); for H >= 2, max(lo, 1) <= hi
+            x0 = hi if H == 1 else max(lo, mpmath.mpf(1))
             if f(x0) > 0:
                 return {"H": H, "lnM": float(x0), "log10M": float(x0 / mpmath.log(10)), "lambda": float(la)}
             # slope of lambda_pure in ln M: (d + 1) 2/eps0 + 2/eps0
@@ -99,6 +101,39 @@ def crossover(d: int, eps, delta, beta, C, *, max_H: int = 8) -> dict:
                 return {"H": H, "lnM": float(x), "log10M": float(x / mpmath.log(10)), "lambda": float(la),
                         "log10_Y_bound": float(x / mpmath.log(10) / d ** 2)}
         return {"H": None, "lnM": float("inf"), "log10M": float("inf"), "lambda": float("nan")}
+
+
+def advantage_windows(d: int, eps, delta, beta, C, *, max_H: int = 6) -> list[dict]:
+    """Per regime H = log*|Y~| (|Y~| in (Tow(H-1), Tow(H)]) the sizes where lambda_approx < lambda_pure.
+
+    lambda_approx is constant on a regime and jumps (by ~8x) when log* increments, lambda_pure grows like
+    log|Y~|, so Algorithm 2 has the smaller lambda only on a window [crossing, Tow(H)] at the top of some
+    regimes (or nowhere): the first crossing (:func:`crossover`) is not a threshold beyond which it stays
+    ahead. Each entry: H, the regime's log10 bounds, lambda_approx there and the log10 |Y~| from which it
+    wins in that regime (None if it never does)."""
+    out = []
+    with mpmath.workdps(DPS):
+        ln2, ln10 = mpmath.log(2), mpmath.log(10)
+        slope = ((d + 1) * 2 + 2) / (mpmath.mpf(eps) / 2)
+        for H in range(1, max_H + 1):
+            lo = mpmath.mpf(0) if H == 1 else mpmath.mpf(tower(H - 2)) * ln2
+            hi = mpmath.mpf(tower(H - 1)) * ln2
+            la = lambda_approx(hi, d, eps, delta, beta, C)
+            f = lambda x: lambda_pure(x, d, eps, beta) - la  # noqa: E731
+            start = None
+            if f(hi) > 0:  # wins at the top of the regime; lambda_pure is increasing: find the crossing
+                x0 = hi if H == 1 else max(lo, mpmath.mpf(1))
+                if f(x0) > 0:
+                    x = x0
+                else:
+                    x = x0 - f(x0) / slope
+                    for _ in range(3):
+                        x = x - f(x) / slope
+                start = float(x / ln10)
+            out.append({"H": H, "log10M_low": float(lo / ln10), "log10M_high": float(hi / ln10),
+                        "lambda_approx": float(la), "lambda_pure_at_high": float(lambda_pure(hi, d, eps, beta)),
+                        "wins_from_log10M": start})
+    return out
 
 
 def sample_and_aggregate_indices(f: Callable, S: list, k: int, domain: Sequence, eps: float, rng, runs: int,
@@ -393,6 +428,7 @@ def run_comparison(data: np.ndarray, *, seed: int = 0, runs: int = 400, seconds:
     t0 = time.monotonic()
     rng = np.random.default_rng(seed)
     crossings = [dict(d=d, C=C, **crossover(d, eps, delta, beta, C)) for d in (1, 2, 3) for C in (160.0, 1.0, 1e-3, 1e-5)]
+    windows = [dict(d=d, C=C, windows=advantage_windows(d, eps, delta, beta, C)) for d in (1, 2, 3) for C in (1e-3, 1e-5)]
     cases, skipped = [], []
     r = [float(x) for x in data[:, 0]]
     # n <= 250: the monotone depth costs O(n^2) per cutoff h and Algorithm 2's law needs ~2R + 1 cutoffs
@@ -430,7 +466,8 @@ def run_comparison(data: np.ndarray, *, seed: int = 0, runs: int = 400, seconds:
     elif reach_delta is not None:
         skipped.append("reach cases (time budget)")
     return {"seed": seed, "runs": runs, "epsilon": eps, "delta": delta, "beta": beta, "crossover": crossings,
-            "cases": cases, "qco_3d": qco3, "reach_delta": reach_delta, "reach_C": reach_C, "reach_cases": reach,
+            "advantage_windows": windows, "cases": cases, "qco_3d": qco3,
+            "reach_delta": reach_delta, "reach_C": reach_C, "reach_cases": reach,
             "skipped": skipped, "seconds": time.monotonic() - t0,
             "sampler": "outputs drawn from the exact float64 law (Algorithm 2) / the vectorised sampler (Algorithm 4)"}
 
@@ -461,6 +498,17 @@ def write_comparison(result: dict, out_dir) -> list:
              "| d | C | H = log* at the crossover | log10 of |Y~| | lambda there |", "|---|---|---|---|---|"]
     for c in result["crossover"]:
         lines.append(f"| {c['d']} | {c['C']:g} | {c['H']} | {c['log10M']:.4g} | {c['lambda']:.4g} |")
+    if result.get("advantage_windows"):
+        lines += ["", "## Where lambda_approx < lambda_pure, regime by regime of H = log*|Y~| (small C)", "",
+                  "lambda_approx jumps when log* increments, so the first crossing is not a threshold: Algorithm 2 "
+                  "has the smaller lambda only on the listed windows (log10 |Y~| from .. to the regime's top).", "",
+                  "| d | C | H | log10 \\|Y~\\| range of the regime | lambda_approx | lambda_pure at the top | "
+                  "Algorithm 2 smaller from log10 \\|Y~\\| |", "|---|---|---|---|---|---|---|"]
+        for w in result["advantage_windows"]:
+            for r in w["windows"]:
+                lines.append(f"| {w['d']} | {w['C']:g} | {r['H']} | ({r['log10M_low']:.4g}, {r['log10M_high']:.4g}] | "
+                             f"{r['lambda_approx']:.4g} | {r['lambda_pure_at_high']:.4g} | "
+                             + ("never" if r["wins_from_log10M"] is None else f"{r['wins_from_log10M']:.4g}") + " |")
     def case_lines(case):
         rule = case.get("lambda_target_rule", "Algorithm 4's lambda")
         loss = "loss_bound" in case

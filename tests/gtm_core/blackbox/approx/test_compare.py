@@ -136,3 +136,22 @@ def test_user_level_least_squares_case_and_corollary_69_bound():
     best = min(squared_loss(users, y) for y in GRID_LS)
     inside = [y for y in ev.law(users) if in_hull(as_point(y, 2), hull)]
     assert inside and all(squared_loss(users, y) - best <= case["loss_bound"] + 1e-9 for y in inside)
+
+
+@pytest.mark.parametrize("d", [1, 2])
+def test_advantage_windows_match_direct_lambdas(d):
+    """C = 1e-5, delta = 1e-6: at every integer |Y~| in 2..70000 sampled below, lambda_approx < lambda_pure
+    iff |Y~| lies in a listed window (so the first crossing is not a threshold: e.g. d = 1 wins on 10..16,
+    loses on 17..~5400)."""
+    from gtm_core.blackbox.approx.compare import advantage_windows
+
+    wins = advantage_windows(d, 0.9, 1e-6, 0.1, 1e-5, max_H=5)
+    sizes = [2, 3, 4, 5, 8, 9, 10, 11, 12, 13, 15, 16, 17, 20, 37, 101, 1000, 5000, 6000, 30000, 65536, 65537]
+    for M in sizes:
+        lnM = mpmath.log(M)
+        direct = lambda_approx(lnM, d, 0.9, 1e-6, 0.1, 1e-5) < lambda_pure(lnM, d, 0.9, 0.1)
+        w = next(w for w in wins if w["log10M_low"] < math.log10(M) <= w["log10M_high"] + 1e-12)
+        listed = w["wins_from_log10M"] is not None and math.log10(M) >= w["wins_from_log10M"] - 1e-9
+        assert direct == listed, (d, M)
+    if d == 1:
+        assert [w["wins_from_log10M"] is not None for w in wins] == [False, False, True, True, True]
