@@ -205,3 +205,40 @@ def audit_approx_evaluator(ev, universe: Sequence, *, epsilon: float | None = No
                               epsilon=ev.params.epsilon if epsilon is None else epsilon,
                               delta=ev.params.delta if delta is None else delta, n_selection=n_selection,
                               n_final=n_final, seed=seed, confidence=confidence, seconds=seconds)
+
+
+def approx_audit_instances() -> dict:
+    """The tiny instances of the Algorithm 2 witnesses (tests/audits/power/test_blackbox.py and
+    tests/gtm_core/blackbox/approx/test_exact.py), eps = 0.9, delta = 0.1, beta = 0.1:
+    d -> (evaluator, record universe the pairs are searched over, dataset sizes or None for the default)."""
+    from gtm_core.blackbox.approx.evaluator import ApproxConfig, ApproxEvaluator
+    from gtm_core.blackbox.approx.params import ApproxConstants
+    from gtm_core.blackbox.functions import center_3d_on, median_on, tukey_center_on
+
+    grid = [0, 1, 2, 3]
+    Y2 = [(0.0, 0.0), (1.0, 0.0), (0.0, 1.0), (1.0, 1.0)]
+    Y3 = [(0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0), (1.0, 1.0, 1.0)]
+
+    def ev(dom, f, C):
+        return ApproxEvaluator(ApproxConfig(0.9, 0.1, 0.1, tuple(dom), ApproxConstants(C=C)), f)
+
+    return {1: (ev([[g] for g in grid], median_on(grid, empty=0), 1e-5), grid, None),
+            2: (ev(Y2, tukey_center_on(Y2), 1e-7), [Y2[1], Y2[3]], range(6, 11)),
+            3: (ev(Y3, center_3d_on(Y3), 1e-8), [Y3[1], Y3[4]], range(8, 12))}
+
+
+def run_approx_audits(seed: int = 0) -> list[dict]:
+    """:func:`audit_approx_evaluator` (confidence 0.95, default sample sizes) on each instance of
+    :func:`approx_audit_instances`, for the correct evaluator and the noiseless GAP-MAX variant."""
+    import time
+
+    out = []
+    for d, (ev, uni, sizes) in approx_audit_instances().items():
+        for name in ("correct", "gap-max-no-noise"):
+            t0 = time.monotonic()
+            r = audit_approx_evaluator(approx_variant_evaluator(ev, name), uni, seed=seed, sizes=sizes)
+            out.append({"d": d, "variant": name, "verdict": r.verdict, "delta_lower_bound": r.delta_lower_bound,
+                        "delta_claimed": r.delta_claimed, "epsilon": r.epsilon, "confidence": r.confidence,
+                        "samples": r.samples, "seed": seed, "C": ev.config.constants.C,
+                        "seconds": time.monotonic() - t0})
+    return out

@@ -7,6 +7,8 @@ into a finite domain Y by snapping to the nearest domain point (f : U* -> Y as t
 * :func:`tukey_center_on` - Definition 6.2 / Corollary 6.4: f_center(S) in argmax_{y in Y} TD(S, y),
   ties broken by the sorted order of Y (an internal-style 2-D function).
 * :func:`center_3d_on` - the 3-D analogue with the Tukey depth restricted to 26 public directions.
+* :func:`least_squares_on` - Section 6.3's user-level convex optimisation (Corollary 6.9) in 2-D:
+  f_L(S) in argmin_{y in Y} L(S, y), L = sum of the users' squared losses of the line g = y_0 + y_1 x.
 Every function accepts records as numbers, tuples, or lists of records (user-level data: a record
 may itself be a list of points, flattened as in Corollary 6.8).
 """
@@ -19,7 +21,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 __all__ = ["snap_1d", "median_on", "mean_on", "slope_on", "tukey_depth", "tukey_center_on", "directions_3d",
-           "direction_depth", "center_3d_on", "BUILTIN"]
+           "direction_depth", "center_3d_on", "squared_loss", "least_squares_on", "BUILTIN"]
 
 
 def snap_1d(value: float, grid: Sequence[float]) -> float:
@@ -161,6 +163,34 @@ def center_3d_on(grid: Sequence) -> Callable:
         return g[int(np.argmax(depths))]
 
     f.__name__ = "center-3d"
+    return f
+
+
+def squared_loss(records, y) -> float:
+    """Corollary 6.9's L(S, y) = sum_i phi_i(S_i, y) + r(y) with phi_i(S_i, y) = sum over user i's (x, g) of
+    (g - y_0 - y_1 x)^2 and r = 0 (records: (x, g) points or users' lists of them, flattened)."""
+    a = _flat(records)
+    if a.size == 0:
+        return 0.0
+    a = a.reshape(-1, 2)
+    y0, y1 = (float(c) for c in y)
+    return float(((a[:, 1] - y0 - y1 * a[:, 0]) ** 2).sum())
+
+
+def least_squares_on(grid: Sequence) -> Callable:
+    """f_L(S) = the first point of the sorted 2-D grid minimising :func:`squared_loss` (Corollary 6.9's
+    argmin over Y, ties broken deterministically by the grid order); f(empty) = the first grid point."""
+    g = sorted(tuple(map(float, p)) for p in grid)
+    G = np.asarray(g, dtype=float)
+
+    def f(T):
+        if not len(T):
+            return g[0]
+        a = _flat(T).reshape(-1, 2)
+        res = a[:, 1][None, :] - G[:, :1] - G[:, 1:] * a[:, 0][None, :]
+        return g[int(np.argmin((res ** 2).sum(axis=1)))]
+
+    f.__name__ = "least-squares"
     return f
 
 

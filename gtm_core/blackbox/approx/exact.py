@@ -24,7 +24,7 @@ from .evaluator import ApproxEvaluator
 PREC_BITS = 128
 
 __all__ = ["ApproxLaw", "DeltaPair", "DeltaSearch", "approx_output_law", "hockey_stick_points", "pair_delta",
-           "search_delta", "ComponentSearch", "search_algorithm5_delta"]
+           "search_delta", "record_json", "ComponentSearch", "search_algorithm5_delta"]
 
 
 @dataclass(frozen=True)
@@ -122,8 +122,13 @@ class DeltaSearch:
     def to_dict(self) -> dict:
         b = self.best
         return {"delta_lower": b.lower, "delta_upper": b.upper, "eps": b.eps, "pairs": self.pairs,
-                "datasets": self.datasets, "dataset": [float(v) for v in b.dataset],
-                "neighbour": [float(v) for v in b.neighbour]}
+                "datasets": self.datasets, "dataset": [record_json(v) for v in b.dataset],
+                "neighbour": [record_json(v) for v in b.neighbour]}
+
+
+def record_json(v):
+    """A record as JSON: a number (d = 1) or a list of numbers (a point, d >= 2)."""
+    return [float(c) for c in v] if isinstance(v, (tuple, list)) else float(v)
 
 
 def search_delta(ev: ApproxEvaluator, datasets: Iterable[Sequence], eps: float) -> DeltaSearch:

@@ -113,3 +113,35 @@ def test_approx_audit_d3_correct_within_claim_and_power_companion():
     assert ok.verdict != "violation" and ok.delta_lower_bound <= 0.1
     bad = audit_approx_evaluator(approx_variant_evaluator(base, "gap-max-no-noise"), uni, seed=0, sizes=sizes)
     assert bad.verdict == "violation" and bad.delta_lower_bound > 0.1
+
+
+def test_approx_audit_d2_correct_within_claim_and_power_companion():
+    """d = 2 (Y = unit square, |Y~| = 5, f = Tukey center, C = 1e-7): audit_finite_delta at (0.9, 0.1),
+    confidence 0.95, seed 0, pairs searched by candidate_pairs over the records {(1,0), (1,1)} at sizes 6..10:
+    Algorithm 2 is not flagged (exact delta <= 0.047 on every pair of those sizes, tests/gtm_core/blackbox/
+    approx/test_exact.py); the noiseless GAP-MAX variant is flagged (power companion, same seed and budget)."""
+    from audits.power.blackbox import approx_variant_evaluator, audit_approx_evaluator
+    from gtm_core.blackbox.approx.evaluator import ApproxConfig, ApproxEvaluator
+    from gtm_core.blackbox.approx.params import ApproxConstants
+    from gtm_core.blackbox.functions import tukey_center_on
+
+    Y = [(0.0, 0.0), (1.0, 0.0), (0.0, 1.0), (1.0, 1.0)]
+    base = ApproxEvaluator(ApproxConfig(0.9, 0.1, 0.1, tuple(Y), ApproxConstants(C=1e-7)), tukey_center_on(Y))
+    uni, sizes = [Y[1], Y[3]], range(6, 11)
+    ok = audit_approx_evaluator(base, uni, seed=0, sizes=sizes)
+    assert ok.verdict != "violation" and ok.delta_lower_bound <= 0.1
+    bad = audit_approx_evaluator(approx_variant_evaluator(base, "gap-max-no-noise"), uni, seed=0, sizes=sizes)
+    assert bad.verdict == "violation" and bad.delta_lower_bound > 0.1
+
+
+def test_approx_audit_instances_are_the_witness_instances():
+    """benchmarks/bench_blackbox_approx_audit.py audits exactly the instances of the tests above and of
+    tests/gtm_core/blackbox/approx/test_exact.py: (|Y~|, H, K) = (4, 2, .), (5, 3, 4), (9, 3, 5)."""
+    from audits.power.blackbox import approx_audit_instances
+
+    inst = approx_audit_instances()
+    assert sorted(inst) == [1, 2, 3]
+    assert inst[1][0].params.M == 4 and inst[1][0].config.constants.C == 1e-5
+    assert (inst[2][0].params.M, inst[2][0].params.H, inst[2][0].params.K) == (5, 3, 4)
+    assert (inst[3][0].params.M, inst[3][0].params.H, inst[3][0].params.K) == (9, 3, 5)
+    assert list(inst[2][2]) == list(range(6, 11)) and list(inst[3][2]) == list(range(8, 12))

@@ -100,3 +100,39 @@ def test_d3_wrong_level_epsilon_observable_but_inside_the_claim():
     und = pair_delta(_ev3(Algorithm5Variant(level_epsilon="undivided")), S, T, EPS).delta
     x20 = pair_delta(_ev3(Algorithm5Variant(level_epsilon_factor=20.0)), S, T, EPS).delta
     assert ok.upper() < und.lower() and und.upper() < x20.lower() and x20.upper() <= DELTA
+
+
+# -- d = 2 (Algorithm 2 end to end on a tiny 2-D instance) -------------------------------------------
+
+Y2 = [(0.0, 0.0), (1.0, 0.0), (0.0, 1.0), (1.0, 1.0)]
+A2, B2 = Y2[1], Y2[3]
+
+
+def _ev2(variant=Algorithm5Variant()):
+    """|Y| = 4 (the unit square), |Y~| = 5 (Lemma 4.7 adds the centre), f = Tukey center; C = 1e-7 so that
+    K = 4 and h >= 1 is reachable at n <= 16 (R = 4.22; privacy holds for every C)."""
+    from gtm_core.blackbox.functions import tukey_center_on
+
+    cfg = ApproxConfig(EPS, DELTA, 0.1, tuple(Y2), ApproxConstants(C=1e-7))
+    return ApproxEvaluator(cfg, tukey_center_on(Y2), variant=variant)
+
+
+def test_d2_law_normalised_and_reaches_algorithm6():
+    ev = _ev2()
+    assert ev.params.M == 5 and ev.params.H == 3 and ev.params.K == 4
+    law = approx_output_law(ev, (A2,) * 4 + (B2,) * 4)
+    t = law.total()
+    assert t.contains(arb(1)) and t.rad() < 1e-30
+    reached = [p for lab, p in law.h_law if isinstance(lab, int) and not p.upper() <= 0]
+    assert reached and sum(reached, arb(0)).lower() > 0.2  # P(h >= 1) > 0.2: Algorithm 6 runs, not f(empty)
+    assert len(law.probabilities) > 5  # Algorithm 6 outputs points of CH(Y~) off Y~
+
+
+def test_d2_exact_delta_certified_and_broken_gap_max_flagged():
+    """Every (S, S minus one) pair, S a multiset over {(1,0), (1,1)} of size 6..10 (80 pairs): delta(0.9) <= 0.1
+    certified (worst ~0.0469, at ([1,0]x6, [1,0]x5)); GAP-MAX without its noise: delta(0.9) ~0.271 > 0.1
+    certified on ([1,0]x4 + [1,1]x5, one [1,1] removed)."""
+    r = search_delta(_ev2(), multisets([A2, B2], range(6, 11)), EPS)
+    assert r.pairs == 80 and r.best.upper <= DELTA and r.best.lower > 0.04
+    bad = pair_delta(_ev2(Algorithm5Variant(gap_max_noise=False)), (A2,) * 4 + (B2,) * 5, (A2,) * 4 + (B2,) * 4, EPS)
+    assert bad.lower > DELTA
