@@ -87,3 +87,22 @@ def test_every_catalogue_entry_reaches_its_verdict_within_60s(e):
     row = audit_row(e, seconds=60, seed=SEED)
     assert row["verdict"] == row["expected"], row
     assert row["within_budget"], row["wall_seconds"]  # 60 x 1.02 + 1 s (opendp_budget.wall_bound)
+
+
+def test_exact_false_alarm_matches_the_conditional_law():
+    """The bench's exact false-alarm probability of one calibration audit (two independent Poisson hit
+    counts) equals the same probability computed through the conditional law (total hits K ~ Po(M), K_A
+    given K binomial(K, 3/4), rejection above the critical count), and is below alpha; a witness in the
+    non-leaking direction never rejects. Deterministic (no sampling)."""
+    from scipy import stats
+
+    from audits.early_stop import critical_count
+    from benchmarks.bench_opendp_catalogue import exact_false_alarm
+
+    m, eps, alpha = 300, math.log(3), 0.05
+    got = exact_false_alarm({"input": True, "input_prime": False, "event_outputs": ["True"]}, m, eps, alpha)
+    ks = range(0, 3 * m)
+    want = sum(stats.poisson.pmf(k, m) * stats.binom.sf(critical_count(k, eps, alpha) - 1, k, 0.75) for k in ks)
+    assert got == pytest.approx(want, rel=1e-6)
+    assert 0.04 < got < alpha
+    assert exact_false_alarm({"input": False, "input_prime": True, "event_outputs": ["True"]}, m, eps, alpha) < 1e-12
