@@ -12,7 +12,8 @@ The rule (:func:`wall_bound`): ``audit_measurement(..., seconds=S)`` returns wit
   (:class:`gtm_core.errors.BudgetStop`; the engine then discards the chunk whole), so a phase ends at
   most one draw after its deadline;
 * the confirmation (:func:`confirm_witness`) draws in chunks sized from the measured throughput (a
-  quarter of the time left, at most :data:`CHUNK_SECONDS`) and stops between chunks.
+  quarter of the time left, at most :data:`CHUNK_SECONDS`, but at least :data:`MIN_CHUNK_RUNS` runs while
+  they fit: :func:`chunk_seconds`) and stops between chunks.
 
 Why a confirmation phase: the engine's selection may use up to 60% of its budget while no pair is
 projected above the claim (:mod:`audits.audit_selection`: more search is worth more than a tighter
@@ -102,6 +103,15 @@ class Confirmation:
         return d
 
 
+def chunk_seconds(left: float, per_pair: float) -> float:
+    """Seconds of the next confirmation chunk when ``left`` seconds remain and a run of both inputs takes
+    ``per_pair``: a quarter of the time left, at most :data:`CHUNK_SECONDS` - but never fewer than
+    :data:`MIN_CHUNK_RUNS` runs while they fit in the time left, so a slow measurement (a GTM run, tens to
+    hundreds of milliseconds) still spends its confirmation time in small chunks. Timing only: the chunk
+    sizes never depend on the outputs."""
+    return min(left, max(min(0.25 * left, CHUNK_SECONDS), MIN_CHUNK_RUNS * per_pair))
+
+
 def confirm_witness(problem, result, target, *, deadline: float, seed: int):
     """Fresh Poisson chunks of ``result``'s witness until ``deadline``, pooled with the engine's
     estimation counts (module docstring): (the result with the pooled bound and verdict, the
@@ -121,7 +131,7 @@ def confirm_witness(problem, result, target, *, deadline: float, seed: int):
     while True:
         left = deadline - time.monotonic()
         per_pair = 2 * max(target.seconds_per_draw(), 1e-7)
-        m = int(min(0.25 * left, CHUNK_SECONDS) / per_pair)
+        m = int(chunk_seconds(left, per_pair) / per_pair)
         if m < MIN_CHUNK_RUNS:
             break
         na, nb = int(rng.poisson(m)), int(rng.poisson(m))

@@ -28,7 +28,8 @@ class CatalogueEntry:
     """One measurement to audit: ``build()`` returns it; ``tight``: its loss attains the claim at
     the searched pairs (the bound should approach the claim); ``pairs`` / ``d_in`` / ``search``:
     passed to the audit (pairs for domains the search does not cover); ``flagged``: a power companion
-    (its declared map is smaller than its true loss: the audit must find a violation)."""
+    (its declared map is smaller than its true loss: the audit must find a violation); ``seconds``: its own
+    budget, for measurements too slow for the run's (a GTM run on the step pair: 0.15-0.3 s per draw)."""
 
     name: str
     family: str
@@ -40,6 +41,11 @@ class CatalogueEntry:
     search: bool = True
     flagged: bool = False
     audit_options: dict = field(default_factory=dict)
+    seconds: float | None = None  # the entry's own audit budget (None: the run's); a slow measurement's
+
+    def budget(self, seconds: float) -> float:
+        """The audit budget of this entry in a run of ``seconds`` per audit."""
+        return float(self.seconds) if self.seconds is not None else float(seconds)
 
     def audit_kwargs(self) -> dict:
         out = {"d_in": self.d_in, "search": self.search, **self.audit_options}
@@ -98,6 +104,32 @@ def laplace_sum_float():
 def gaussian_count():
     dp = opendp_prelude()
     return _bools() >> dp.t.then_count() >> dp.m.then_gaussian(1.0)
+
+
+def gaussian_sum_int():
+    """Integers in [0, 10] summed, discrete Gaussian noise of scale 10 (zCDP: rho = (10 / 10)^2 / 2 = 1/2)."""
+    dp = opendp_prelude()
+    return _ints() >> dp.t.then_sum() >> dp.m.then_gaussian(10.0)
+
+
+ALP_KEYS = ("a", "b", "unique")  # the keys of the searched string datasets (audits.integrations.opendp_neighbours)
+
+
+def alp_queryable():
+    """``make_alp_queryable`` (Aumuller-Lebeda-Pagh sparse vector, scale 1, total_limit 20, value_limit 10) on
+    the counts of a vector of strings, released as its answers to the fixed keys :data:`ALP_KEYS`: the
+    measurement returns a ``Queryable`` (key -> estimate), which the audit cannot sample as such; asking it a
+    fixed, data-independent list of keys is post-processing, so the released tuple keeps the map's claim.
+    Its estimates are few distinct floats (multiples of alpha / scale = 4 in a 300-draw pilot), coded by the
+    audit like any float output."""
+    dp = opendp_prelude()
+    alp = _strings() >> dp.t.then_count_by() >> dp.m.then_alp_queryable(1.0, total_limit=20, value_limit=10)
+
+    def answers(x):
+        q = alp(x)
+        return tuple(float(q(k)) for k in ALP_KEYS)
+
+    return dp.m.make_user_measurement(*_strings(), alp.output_measure, function=answers, privacy_map=alp.map)
 
 
 def gaussian_sum_float():
@@ -186,6 +218,88 @@ def gtm_halting_index():
                                       function=lambda x: halting_index(gtm(x), queries), privacy_map=gtm.map)
 
 
+STEP_PAIR_EPS_T = 0.2
+STEP_PAIR_P = 0.2  # the queries' Pr[True] on the dataset True, at both steps
+
+
+def step_pair_config():
+    """The GTM of the step-noise pair (:func:`gtm_step_pair`): theorem21, eps = 2, eps_t = 0.2, horizon 2
+    (gamma 2, beta 0.3: c_t = 68 and 98, a few hundred evaluations per step)."""
+    from gtm_core import GTMConfig
+
+    return GTMConfig.from_dict({"gtm": {"epsilon": 2.0, "theta": 1.0, "gamma": 2.0, "beta": 0.3,
+                                        "parameterization": "theorem21"},
+                                "stream": {"p_star": 0.5, "horizon": 2, "eps_t": STEP_PAIR_EPS_T}})
+
+
+def step_pair_queries():
+    """Two honest eps_t = 0.2 boolean queries on one bool: Pr[True] is 0.2 on the dataset True at both steps;
+    on False it is 0.2 e^(0.2) at step 1 and 0.2 e^(-0.2) at step 2 (each a hair inside, so the loss never
+    exceeds the declared 0.2 by rounding). The stream pair that shows step noise is needed: with it the
+    GTM's loss on it is 1.87 <= 2 (halting at step 2); without it 5.4 (audits.power.distribution)."""
+    import random
+
+    dp = opendp_prelude()
+    space = dp.atom_domain(T=bool), dp.discrete_distance()
+    draw = random.SystemRandom()
+    p, shrink = STEP_PAIR_P, 1 - 1e-9
+    out = []
+    for p_false in (p * math.exp(STEP_PAIR_EPS_T) * shrink, p * math.exp(-STEP_PAIR_EPS_T) / shrink):
+        out.append(dp.m.make_user_measurement(
+            *space, dp.max_divergence(), function=lambda x, q=p_false: draw.random() < (p if x else q),
+            privacy_map=lambda d: STEP_PAIR_EPS_T * d, TO=bool))
+    return out
+
+
+def gtm_released(gtm, queries):
+    """``gtm`` released as its halting index on ``queries`` (a non-interactive measurement, the GTM's map)."""
+    from .opendp_gtm import halting_index
+
+    dp = opendp_prelude()
+    return dp.m.make_user_measurement(gtm.input_domain, gtm.input_metric, gtm.output_measure,
+                                      function=lambda x: halting_index(gtm(x), queries), privacy_map=gtm.map)
+
+
+def gtm_step_pair(new_run=None):
+    """``make_gtm`` (:func:`step_pair_config`) released as its halting index on :func:`step_pair_queries`;
+    ``new_run`` is passed to ``make_gtm`` (None: the deployment's GTMRun)."""
+
+    from .opendp_gtm import make_gtm
+
+    dp = opendp_prelude()
+    gtm = make_gtm(step_pair_config(), dp.atom_domain(T=bool), dp.discrete_distance(), new_run=new_run)
+    return gtm_released(gtm, step_pair_queries())
+
+
+GTM_STEP_PAIR_SECONDS = 240.0  # a GTM run on the step pair takes 0.15-0.3 s here: 60 s gives ~85 runs per input
+STEP_NOISE_FACTOR = 1e-9  # the broken run's eta_2,t ~ Exp(1e-9 tau_2): below 1e-7 except with probability e^-60
+
+
+def without_step_noise(plan):
+    """``plan`` with every step's tau_2 multiplied by :data:`STEP_NOISE_FACTOR`: the per-step noise omitted in
+    effect (the exact sampler needs tau_2 > 0 when eps_t > 0). Broken on purpose, for the power companion
+    :func:`gtm_no_step_noise` only; the GTM's claim and query checks keep the real plan."""
+    import dataclasses
+
+    from gtm_core.planners import Plan
+
+    class NoStepNoisePlan(Plan):
+        def step(self, t):
+            sp = super().step(t)
+            return dataclasses.replace(sp, tau2=sp.tau2 * STEP_NOISE_FACTOR)
+
+    return NoStepNoisePlan(**{f.name: getattr(plan, f.name) for f in dataclasses.fields(plan)})
+
+
+def gtm_no_step_noise():
+    """Broken on purpose: the same ``make_gtm`` (same map, same plan check) whose run omits the per-step noise
+    eta_2,t (``new_run``: a :class:`gtm_core.reference.GTMRun` on :func:`without_step_noise`): its loss on the
+    step pair is 5.4 against the claimed 2."""
+    from gtm_core.reference import GTMRun
+
+    return gtm_step_pair(new_run=lambda plan: GTMRun(without_step_noise(plan)))
+
+
 # --- power companions: declared maps smaller than the true loss -----------------------------------
 
 
@@ -251,6 +365,8 @@ CATALOGUE: tuple[CatalogueEntry, ...] = (
     CatalogueEntry("laplace_sum_float", "laplace", laplace_sum_float, "floats in [0,10] >> sum >> laplace(10)"),
     CatalogueEntry("gaussian_count_int", "gaussian", gaussian_count,
                    "bools >> count >> gaussian(1): rho = 1/2 (discrete Gaussian)"),
+    CatalogueEntry("gaussian_sum_int", "gaussian", gaussian_sum_int,
+                   "ints in [0,10] >> sum >> gaussian(10): rho = 1/2 (discrete Gaussian)"),
     CatalogueEntry("gaussian_sum_float", "gaussian", gaussian_sum_float, "floats in [0,10] >> sum >> gaussian(10)"),
     CatalogueEntry("geometric_count", "geometric", geometric_count,
                    "bools >> count >> geometric(1, bounds=(0, 30))"),
@@ -273,11 +389,17 @@ CATALOGUE: tuple[CatalogueEntry, ...] = (
     CatalogueEntry("gaussian_threshold", "thresholded histogram", gaussian_threshold,
                    "map of counts (L02Inf) >> gaussian_threshold(1, threshold=3); given pairs",
                    pairs=_GIVEN_COUNT_PAIRS, d_in=(1, 1, 1), search=False),
+    CatalogueEntry("alp_queryable", "sparse vector", alp_queryable,
+                   "strings >> count_by >> alp_queryable(scale 1, total_limit 20, value_limit 10), answers to keys "
+                   "a, b, unique"),
     CatalogueEntry("select_private_candidate", "private selection", select_private_candidate,
                    "make_select_private_candidate(count + Laplace(1) as (score, candidate), stop 0.3, threshold 2)"),
     CatalogueEntry("composition", "composition", composition, "make_composition([count >> laplace(2)] x 2)"),
     CatalogueEntry("make_gtm", "gtm", gtm_halting_index,
                    "make_gtm (exact_noise, eps 2, eps_t 0.2, horizon 2), its halting index on a fixed query stream"),
+    CatalogueEntry("make_gtm_step_pair", "gtm", gtm_step_pair,
+                   "make_gtm (theorem21, eps 2, eps_t 0.2, horizon 2), halting index on the step-noise stream pair "
+                   "(true loss 1.87); 240 s", seconds=GTM_STEP_PAIR_SECONDS),
 )
 
 POWER_COMPANIONS: tuple[CatalogueEntry, ...] = (
@@ -287,6 +409,9 @@ POWER_COMPANIONS: tuple[CatalogueEntry, ...] = (
                    "Laplace scale 1 (loss 1) declaring eps / 2", flagged=True),
     CatalogueEntry("threshold_delta_too_small", "power companion", threshold_delta_too_small,
                    "Laplace-thresholded histogram declaring its exact delta / 20", flagged=True),
+    CatalogueEntry("make_gtm_no_step_noise", "power companion", gtm_no_step_noise,
+                   "make_gtm_step_pair with the per-step noise omitted in its run (loss 5.4, claims 2); 240 s",
+                   flagged=True, seconds=GTM_STEP_PAIR_SECONDS),
 )
 
 

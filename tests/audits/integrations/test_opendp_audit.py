@@ -85,7 +85,9 @@ def test_zcdp_claim_is_audited_on_its_implied_curve():
 def test_correct_mechanisms_bound_approaches_the_claim_within_60s(name):
     """alpha = 0.05, seed 4, 60 s: the bound reaches 0.9 x the claim on the mechanisms that attain it (the
     confirmation phase spends half the time on the witness: audits/integrations/opendp_budget.py; over
-    seeds 1..5 in benchmarks/results/opendp_tight_seeds.md), and the wall time keeps to the budget."""
+    seeds 1..5 in benchmarks/results/opendp_catalogue.md, "Mechanisms that attain their claim, over seeds":
+    the run docs/opendp.md quotes, which supersedes benchmarks/results/opendp_tight_seeds.md), and the wall
+    time keeps to the budget."""
     m = {"randomized-response": lambda: dp.m.make_randomized_response_bool(0.75),
          "randomized-response-categorical": lambda: dp.m.make_randomized_response(["a", "b", "c"], 0.6),
          "laplace-count": lambda: _laplace_count(1.0)}[name]()

@@ -104,3 +104,42 @@ def test_pooled_result_adds_the_confirmation_counts():
     assert pooled.samples == fa.samples + 20_000
     share = (w.count_a + 7_500) / (w.count_a + w.count_b + 10_000)
     assert pooled.epsilon_lower_bound < np.log(share / (1 - share))  # a lower confidence bound
+
+
+class _SlowLookingTarget:
+    """A target that reports 0.05 s per draw (as a GTM run might) but answers at once."""
+
+    def __init__(self):
+        self.deadline = None
+
+    def set_deadline(self, deadline):
+        self.deadline = deadline
+
+    def seconds_per_draw(self):
+        return 0.05
+
+
+class _InstantProblem:
+    class codebook:
+        n_codes = 2
+
+    def sample_codes(self, key, n, seed):
+        return np.zeros(int(n), dtype=np.int64)  # every run in the witness event (code 0)
+
+
+def test_confirmation_of_a_slow_measurement_still_draws_small_chunks():
+    """With 3 s left and 0.1 s per pair of runs, a quarter of the time left affords fewer than MIN_CHUNK_RUNS
+    runs: the confirmation used to stop at once ("the time left fits no chunk"), leaving the time unused; it
+    now draws chunks of MIN_CHUNK_RUNS runs while they fit (chunk sizes from timing only)."""
+    from dataclasses import replace
+
+    from audits.integrations.opendp_budget import MIN_CHUNK_RUNS, chunk_seconds, confirm_witness
+
+    assert chunk_seconds(3.0, 0.1) == pytest.approx(MIN_CHUNK_RUNS * 0.1)
+    assert chunk_seconds(1.0, 0.1) == pytest.approx(1.0)  # never more than the time left
+    assert chunk_seconds(100.0, 1e-4) == pytest.approx(5.0)  # fast measurements: CHUNK_SECONDS as before
+    rr = dp.m.make_randomized_response_bool(0.75)
+    result = audit_measurement(rr, seconds=2, seed=2, max_samples=4000, confidence=0.999).pure.result
+    result = replace(result, witness=replace(result.witness, event_codes=(0,)))
+    _, conf = confirm_witness(_InstantProblem(), result, _SlowLookingTarget(), deadline=time.monotonic() + 3.0, seed=1)
+    assert conf.chunks >= 1 and conf.runs_mean >= MIN_CHUNK_RUNS and conf.hits_a == conf.runs_a

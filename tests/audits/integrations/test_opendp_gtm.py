@@ -228,6 +228,51 @@ def test_audit_end_to_end_finds_no_violation_and_flags_a_broken_variant():
     assert broken.verdict == "violation" and broken.epsilon_lower_bound > 2.0
 
 
+# --- the broken variant with the per-step noise omitted, built through make_gtm ---------------------------
+
+
+def test_no_step_noise_variant_goes_through_make_gtm_and_is_truly_not_dp_on_the_step_pair():
+    """audits/integrations/opendp_catalogue.py's power companion: the same make_gtm (same map, same plan check)
+    whose run draws eta_2,t ~ Exp(1e-9 tau_2). Its claim is the correct one's; a query above the plan is refused
+    by it too; and on the step pair (Pr[True] 0.2, 0.2 on True; 0.2 e^0.2, 0.2 e^-0.2 on False) its numerical
+    halting law (audits.power.distribution) has loss > 5 at 'halt at step 2', the correct GTM's <= 2.
+    Deterministic (no sampling)."""
+    from audits.integrations.opendp_catalogue import (STEP_NOISE_FACTOR, STEP_PAIR_EPS_T, STEP_PAIR_P,
+                                                      step_pair_config, without_step_noise)
+    from audits.power.broken import CORRECT, VARIANTS
+    from audits.power.distribution import halting_distribution
+
+    cfg = step_pair_config()
+    plan = make_plan(cfg)
+    broken_plan = without_step_noise(plan)
+    for t in (1, 2):
+        assert broken_plan.step(t).tau2 == pytest.approx(plan.step(t).tau2 * STEP_NOISE_FACTOR)
+        assert broken_plan.step(t).eps_t == plan.step(t).eps_t and broken_plan.step(t).c == plan.step(t).c
+    broken = make_gtm(cfg, *SPACE, new_run=lambda p: GTMRun(without_step_noise(p)))
+    assert broken.map(1) == make_gtm(cfg, *SPACE).map(1) == 2.0
+    with pytest.raises(dp.OpenDPException, match="above the step's planned"):
+        broken(True)(_rr(0.9))  # eps_t = ln 9 > 0.2: refused before any evaluation, as by the correct GTM
+    p, e = STEP_PAIR_P, STEP_PAIR_EPS_T
+    on_true, on_false = [p, p], [p * math.exp(e), p * math.exp(-e)]
+    losses = {}
+    for name, d in (("correct", CORRECT), ("no-step-noise", VARIANTS["no-step-noise"])):
+        a, b = halting_distribution(plan, on_true, d), halting_distribution(plan, on_false, d)
+        losses[name] = math.log(a[2] / b[2])
+    assert losses["correct"] <= 2.0 < 5.0 < losses["no-step-noise"], losses
+
+
+@pytest.mark.slow
+def test_audit_end_to_end_flags_make_gtm_without_step_noise():
+    """alpha = 0.05, seed 0, 240 s (GTM_STEP_PAIR_SECONDS): the auditor flags the make_gtm variant whose run omits the
+    per-step noise (loss 5.4 at 'halt at step 2' on the step pair, claim 2). Not within 60 s on this shared
+    2-core machine: a GTM run on the step pair makes a few hundred query evaluations through OpenDP's FFI,
+    0.2-0.3 s per run at load 6 (docs/opendp.md, "The GTM as an OpenDP interactive measurement")."""
+    from audits.integrations.opendp_catalogue import GTM_STEP_PAIR_SECONDS, gtm_no_step_noise
+
+    result = audit_measurement(gtm_no_step_noise(), seconds=GTM_STEP_PAIR_SECONDS, seed=0)
+    assert result.verdict == "violation" and result.epsilon_lower_bound > 2.0, result.to_dict()
+
+
 def test_capped_gtm_composes_as_an_approximate_measurement_and_not_as_a_pure_one():
     # examples/budget/capped.toml: evaluation_budget = "refuse", (1, 0.0111)-DP (docs/deployment.md)
     cfg = GTMConfig.load("examples/budget/capped.toml")
