@@ -42,6 +42,9 @@ def test_certified_comparison_on_a_short_bursty_stream():
     assert set(s["median_mean"]) == {"certified", "basic", "advanced", "doubling"}
     assert payload["ledger"]["certified"]
     assert "Certified BatchToCO" in comparison_markdown(payload)
+    run = s["runs"][0]
+    assert run["warmup_calls_charged"] == 9  # R = floor(log2 600)
+    assert 1 <= run["warmup_calls"] <= 9 and (run["warmup_calls"] == 9 or run["checkpoints"])
 
 
 def test_densest_comparison_checks_opt_by_maxflow_and_reports_the_literal_variant():
