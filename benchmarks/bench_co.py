@@ -19,16 +19,20 @@ OUT = Path(__file__).resolve().parent / "results" / "co"
 
 
 def parse_overrides(items) -> dict:
-    """``KEY=VALUE`` strings to {key: int or float}; a malformed item is a ConfigError naming it."""
+    """``KEY=VALUE`` strings to {key: int, float or bool (``true``/``false``)}; a malformed item is a
+    ConfigError naming it."""
     out = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise ConfigError(f"--certified must be KEY=VALUE, got {item!r}")
+        if value.strip().lower() in ("true", "false"):
+            out[key] = value.strip().lower() == "true"
+            continue
         try:
             out[key] = int(value) if value.strip().lstrip("-").isdigit() else float(value)
         except ValueError:
-            raise ConfigError(f"--certified {key}: not a number, got {value!r}") from None
+            raise ConfigError(f"--certified {key}: not a number or true/false, got {value!r}") from None
     return out
 
 
@@ -45,7 +49,8 @@ def main(argv=None) -> int:
     ap.add_argument("--problem", default="coverage", choices=("coverage", "densest"),
                     help="comparison problem (densest: Section 8.2 on the <= 15-vertex streams)")
     ap.add_argument("--certified", action="append", default=[], metavar="KEY=VALUE",
-                    help="set a certified key (levels, warmup_share, ...) on the comparison's configuration; repeatable")
+                    help="set a certified key (levels, warmup_share, warmup_after_checkpoint=true, ...) on the "
+                         "comparison's configuration; repeatable")
     args = ap.parse_args(argv)
     overrides = parse_overrides(args.certified)
     before = machine_info()

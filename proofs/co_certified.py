@@ -13,18 +13,28 @@ import z3
 from .core import Check, LemmaCheck, Mutant, Q
 
 
-def _total(selection_scale=1, warmup_paid=True, levels_extra=0):
-    """eps_first + R eps_W + L (eps_G + 2 eps_Q + eps_0) <= eps for the certified split:
+def _total(selection_scale=1, warmup_paid=True, levels_extra=0, warmup_paid_before_checkpoint=False,
+           warmup_per_checkpoint=0):
+    """eps_first + n_W eps_W + L (eps_G + 2 eps_Q + eps_0) <= eps for the certified split:
     eps_first <= f eps, R eps_W <= w eps, L b <= eps - eps_first - R eps_W, eps_G <= phi b,
-    eps_S <= b - eps_G, eps_0 <= s0 eps_S, 2 eps_Q <= eps_S - eps_0 (each share rounded down).
-    ``selection_scale``: Q run at that multiple of eps_Q; ``levels_extra``: instances beyond L."""
+    eps_S <= b - eps_G, eps_0 <= s0 eps_S, 2 eps_Q <= eps_S - eps_0 (each share rounded down). Warm-up:
+    the calls run at the doubling times t = 2, 4, ... <= T, each at most once - before the first checkpoint
+    only, or with warmup_after_checkpoint at all of them - so n_W <= R calls cost n_W eps_W <= R eps_W
+    (eps_W >= 0): the total is checked with R calls, the charge of both settings.
+    ``selection_scale``: Q run at that multiple of eps_Q; ``levels_extra``: instances beyond L;
+    ``warmup_paid_before_checkpoint``: only the R_0 <= R calls before the first checkpoint are subtracted from
+    the level budget while all R run (warm-up after the checkpoint charged 0); ``warmup_per_checkpoint``:
+    that many extra warm-up calls at each of the L checkpoints (n_W = R + L)."""
     q = Q()
-    eps, f, w, phi, s0, L, R = Q.real("eps f w phi s0 L R")
+    eps, f, w, phi, s0, L, R, R0 = Q.real("eps f w phi s0 L R R_0")
     ef, ew, b, eg, es, e0, eq = Q.real("eps_first eps_W b eps_G eps_S eps_0 eps_Q")
     q.hyp(eps > 0, eps < 1, f > 0, w >= 0, f + w < 1, phi > 0, phi < 1, s0 > 0, s0 < 1, L >= 1, R >= 0)
-    q.hyp(ef >= 0, ef <= f * eps, ew >= 0, R * ew <= w * eps, b >= 0, L * b <= eps - ef - (R * ew if warmup_paid else 0),
+    q.hyp(R0 >= 0, R0 <= R)
+    charged = 0 if not warmup_paid else (R0 * ew if warmup_paid_before_checkpoint else R * ew)
+    q.hyp(ef >= 0, ef <= f * eps, ew >= 0, R * ew <= w * eps, b >= 0, L * b <= eps - ef - charged,
           eg >= 0, eg <= phi * b, es >= 0, es <= b - eg, e0 > 0, e0 <= s0 * es, eq >= 0, 2 * eq <= es - e0)
-    total = ef + R * ew + (L + levels_extra) * (eg + 2 * selection_scale * eq + e0)
+    made = R + warmup_per_checkpoint * L
+    total = ef + made * ew + (L + levels_extra) * (eg + 2 * selection_scale * eq + e0)
     return q.query(total <= eps)
 
 
@@ -87,6 +97,10 @@ CO_CERTIFIED = LemmaCheck(
         Mutant("selection x1.5", "Q at 1.5 eps_Q", lambda: _total(selection_scale=z3.RealVal("3/2"))),
         Mutant("warm-up unpaid", "warm-up calls not subtracted from the level budget", lambda: _total(warmup_paid=False)),
         Mutant("one level more", "an instance beyond L runs", lambda: _total(levels_extra=1)),
+        Mutant("warm-up after checkpoint free", "warmup_after_checkpoint: all R warm-up calls run, only those "
+               "before the first checkpoint charged", lambda: _total(warmup_paid_before_checkpoint=True)),
+        Mutant("warmup_at_checkpoints", "a warm-up call at every checkpoint too (R + L calls, R charged)",
+               lambda: _total(warmup_per_checkpoint=1)),
         Mutant("tau_2 split theta+1", "2/tau_2 = 2 eps_G/(theta+1)", lambda: _gtm_share(split=1)),
         Mutant("A at eps_Q", "the scored mechanism calls A at eps_Q", lambda: _scored_mechanism(batch_share=2)),
         Mutant("beta_l doubled", "beta_l = 2 C_beta beta / L", lambda: _failure(per_level_scale=2)),

@@ -4,13 +4,18 @@ For a concrete :class:`~gtm_core.batchtoco.params.COConfig` it encloses, from th
 floats the driver runs with (the split of :func:`gtm_core.batchtoco.certified.certified_split`, the GTM_l
 design's tau_1, tau_2, and the privacy the implementation runs ThresholdSelect's Q at):
 
-* the first call eps_first and the R warm-up calls R eps_W;
+* the first call eps_first and the warm-up calls: n_W eps_W with n_W =
+  :func:`gtm_core.batchtoco.certified.warmup_call_bound` (the most calls the implementation makes whatever
+  the data: R at the doubling times t = 2, 4, ... <= T, with or without ``warmup_after_checkpoint`` -
+  continuing after a checkpoint reuses those times - and R + L for an implementation that also recomputes at
+  checkpoints); certified only if n_W <= R, the number the split reserves;
 * each of the L levels: GTM_l's Lemma 17 loss 1/tau_1 + 2/tau_2 (<= eps_G), ThresholdSelect_l's Lemma 34(1)
   cost 2 eps_Q' + eps_0 where eps_Q' = implementation.selection_epsilon(eps_Q) (<= eps_S);
 * the total against eps. Certified only if every upper end is within its share and the total <= eps.
 
 Where the budget goes is in :attr:`CertifiedLedger.shares` (fractions of eps). A broken implementation
-that runs Q above its share (``selection_up``) is refused.
+that runs Q above its share (``selection_up``) or makes more warm-up calls than reserved
+(``warmup_at_checkpoints``) is refused.
 """
 
 from __future__ import annotations
@@ -41,6 +46,8 @@ class CertifiedLedger:
     shares: dict = field(default_factory=dict)  # fraction of eps per component (upper ends)
     p_bar: float = 0.0
     halting_slack: float = 0.0
+    warmup_calls_charged: int = 0  # n_W: the warm-up calls the ledger charges (certified only if <= R)
+    warmup_calls_reserved: int = 0  # R: the warm-up calls the split reserves eps_W for
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -60,10 +67,12 @@ def ledger(config: COConfig, *, implementation=ALGORITHM3) -> CertifiedLedger:
         e0 = arb(split.eps_0)
         sel = 2 * eq + e0
         first = arb(split.eps_first)
-        warm = arb(split.warmup_calls) * arb(split.eps_warmup)
+        n_warm = C.warmup_call_bound(config, implementation)
+        warm = arb(n_warm) * arb(split.eps_warmup)
         L = arb(split.levels)
         total = first + warm + L * (gtm_loss + sel)
-        ok = (bool(gtm_loss.upper() <= arb(split.eps_gtm).lower())
+        ok = (n_warm <= split.warmup_calls
+              and bool(gtm_loss.upper() <= arb(split.eps_gtm).lower())
               and bool(sel.upper() <= arb(split.eps_selection).lower())
               and bool(e0.upper() <= 1) and bool(total.upper() <= eps.lower()))
 
@@ -75,6 +84,6 @@ def ledger(config: COConfig, *, implementation=ALGORITHM3) -> CertifiedLedger:
         p_bar = gtm.gtm.p_bar
         return CertifiedLedger(config.epsilon, split.levels, split.first_level, float(gtm_loss.upper()),
                                split.eps_gtm, float(sel.upper()), split.eps_selection, float(total.upper()), ok,
-                               shares, p_bar, C.halting_slack(split.eps_t, p_bar))
+                               shares, p_bar, C.halting_slack(split.eps_t, p_bar), n_warm, split.warmup_calls)
     finally:
         ctx.prec = old

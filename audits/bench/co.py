@@ -380,6 +380,7 @@ def compare_one(config: COConfig, name: str, T: int, seed: int, problem_name: st
     return {"stream": name, "problem": problem_name, "T": T, "seed": seed, "seconds": seconds,
             "final_opt": float(opt[-1]), "opt_maxflow_checked": checked,
             "checkpoints": [r.t for r in recs if r.checkpoint], "levels": split.levels,
+            "warmup_calls": sum(r.warmup_calls for r in recs), "warmup_calls_charged": split.warmup_calls,
             "first_level": split.first_level, "selection_failures": sum(r.checkpoint and not r.selected for r in recs),
             "calls_per_step": float(np.mean([r.batch_calls for r in recs])),
             "mean": {k: float(v.mean()) for k, v in err.items()}, "final": {k: float(v[-1]) for k, v in err.items()}}

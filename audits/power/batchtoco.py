@@ -7,15 +7,17 @@ Algorithm 3 as printed; every field that differs from its default is one impleme
 (:mod:`gtm_core.batchtoco.driver`, :mod:`~gtm_core.batchtoco.codes`, :mod:`~gtm_core.batchtoco.witness`)
 takes it as its ``implementation``:
 
-===================  ===================================================================
-variant              mistake
-===================  ===================================================================
-``correct``          none (Algorithm 3)
-``unnoised_score``   ThresholdSelect compares f(X_t, Y^) itself with h_l (no Laplace noise)
-``batch_eps_level``  A called with eps(l) instead of eps_t / 2
-``reused_gtm``       GTM_2's noise eta_1 (and tau_1, mu_1) kept across checkpoints (exact witness only)
-``selection_up``     certified variant: ThresholdSelect's Q run at 8 eps_Q while the split charges eps_Q
-===================  ===================================================================
+=========================  ====================================================================================
+variant                    mistake
+=========================  ====================================================================================
+``correct``                none (Algorithm 3)
+``unnoised_score``         ThresholdSelect compares f(X_t, Y^) itself with h_l (no Laplace noise)
+``batch_eps_level``        A called with eps(l) instead of eps_t / 2
+``reused_gtm``             GTM_2's noise eta_1 (and tau_1, mu_1) kept across checkpoints (exact witness only)
+``selection_up``           certified variant: ThresholdSelect's Q run at 8 eps_Q while the split charges eps_Q
+``warmup_at_checkpoints``  certified variant: a warm-up call at every checkpoint as well as at t = 2, 4, ...
+                           (up to R + L calls at eps_W while the split charges R)
+=========================  ====================================================================================
 """
 
 from __future__ import annotations
@@ -37,12 +39,14 @@ class BatchToCOImplementation:
     score_noise: bool = True  # ThresholdSelect's score f(X_t, Y^) + Lap(2/eps_t); False: f itself
     instance_noise: str = "fresh"  # "fresh": every GTM_l.Init draws noise | "reused": GTM_2's kept
     selection_scale: float = 1.0  # certified variant: Q runs at selection_scale * eps_Q (1 = as charged)
+    checkpoint_warmup: bool = False  # certified variant: True = also a warm-up call at every checkpoint
 
     def __post_init__(self):
         check_choice("batch_privacy", self.batch_privacy, BATCH_PRIVACIES)
         check_choice("instance_noise", self.instance_noise, INSTANCE_NOISES)
         check_choice("score_noise", self.score_noise, (True, False))
         check_positive("selection_scale", self.selection_scale)
+        check_choice("checkpoint_warmup", self.checkpoint_warmup, (True, False))
 
     def batch_epsilon(self, plan: InstancePlan, eps_t: float) -> float:
         """The privacy parameter A is called with at a step of GTM_l."""
@@ -51,6 +55,10 @@ class BatchToCOImplementation:
     def selection_epsilon(self, eps_q: float) -> float:
         """The privacy ThresholdSelect's scored mechanism runs at (certified variant)."""
         return eps_q * self.selection_scale
+
+    @property
+    def warmup_at_checkpoints(self) -> bool:
+        return self.checkpoint_warmup
 
     @property
     def noised_score(self) -> bool:
@@ -73,6 +81,7 @@ VARIANTS: dict[str, BatchToCOImplementation] = {
     "batch_eps_level": replace(CORRECT, batch_privacy="level"),
     "reused_gtm": replace(CORRECT, instance_noise="reused"),
     "selection_up": replace(CORRECT, selection_scale=8.0),
+    "warmup_at_checkpoints": replace(CORRECT, checkpoint_warmup=True),
 }
 
 #: the variants the sampled driver runs (reused instance noise has an exact law only)

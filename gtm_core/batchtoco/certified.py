@@ -15,9 +15,11 @@ what its component actually spends (docs/batchtoco.md, "The certified variant", 
   call that spends eps(1,1) ~ 0.014).
 * **a warm-up** (not in Algorithm 3): until the first checkpoint, A(X_t) is recomputed at the doubling
   schedule's times t = 2, 4, 8, ... <= T, each with eps_W = warmup_share eps / R, R = floor(log2 T)
-  (at most R calls whatever the data; they stop at the first checkpoint). Thresholds below the test's
-  slack S are passed on the test's noise alone, so the levels start at h_{l_0} >= S and the stream
-  before OPT reaches S would otherwise keep Y_1.
+  (at most R calls whatever the data; they stop at the first checkpoint, or with
+  ``warmup_after_checkpoint`` continue at every such t to T, the output being the most recent solution:
+  exactly R calls, :func:`warmup_call_bound`). Thresholds below the test's slack S are passed on the
+  test's noise alone, so the levels start at h_{l_0} >= S and the stream before OPT reaches S would
+  otherwise keep Y_1.
 * **GTM_l** gets eps_G = gtm_share * b, planned by the project's ``horizon`` planner (a certified union
   bound over the level's horizon <= T; Lemma 17: the transcript is (1/tau_1 + 2/tau_2 <= eps_G)-DP for
   any eps_t, c, rho) with input privacy eps_t = eps_G / test_ratio and failure beta_l = C_beta beta / L.
@@ -193,6 +195,27 @@ class CertifiedInstancePlan:
     def claimed_loss(self) -> float:
         """Lemma 17: 1/tau_1 + 2/tau_2 <= eps_G (every step of the design uses the same tau_2)."""
         return certified_split(self.config).eps_gtm
+
+
+def warmup_times(config: COConfig) -> tuple[int, ...]:
+    """The doubling times t = 2, 4, ..., 2^R <= T at which a warm-up recomputation may run (public: they
+    depend on T only). Without ``warmup_after_checkpoint`` the run uses a prefix of them (up to its first
+    checkpoint), with it all of them."""
+    R = max(0, check_certified(config).horizon.bit_length() - 1)
+    return tuple(1 << i for i in range(1, R + 1))
+
+
+def warmup_call_bound(config: COConfig, implementation=None) -> int:
+    """The most warm-up recomputations a run of ``config`` makes, whatever the data: one per doubling time
+    (:func:`warmup_times`; each at most once, with or without ``warmup_after_checkpoint``), plus one per
+    checkpoint (<= L) for an implementation that also recomputes at checkpoints (the power suite's
+    ``warmup_at_checkpoints`` mistake). The split charges R = len(warmup_times) calls; the ledger charges
+    this bound, so an implementation exceeding R is refused."""
+    split = certified_split(config)
+    if split.eps_warmup == 0:
+        return 0
+    extra = split.levels if implementation is not None and implementation.warmup_at_checkpoints else 0
+    return len(warmup_times(config)) + extra
 
 
 def halting_slack(eps_t: float, p_bar: float) -> float:

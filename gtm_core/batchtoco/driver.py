@@ -25,7 +25,7 @@ deployment could evaluate that often).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -54,6 +54,7 @@ class StepRecord:
     eps_t: float
     batch_calls: int
     call_bound: int = 0  # the explicit per-step bound: GTM evaluation budget (+ k_max at a checkpoint)
+    warmup_calls: int = 0  # certified: warm-up recomputations made at this step (0 or 1 as charged)
 
 
 class BatchToCO:
@@ -76,6 +77,7 @@ class BatchToCO:
         self.local_step = 0
         self.current = None
         self.checkpoints: list[int] = []
+        self.warmup_calls = 0  # warm-up recomputations made (certified; <= certified.warmup_call_bound)
         self._gtm: GTM | None = None
         self.certified = config.variant == "certified"
         self.split = C.certified_split(config) if self.certified else None
@@ -91,8 +93,19 @@ class BatchToCO:
         self._gtm.init(plan.tau1, plan.mu1)
         self.local_step = 0
 
+    def _warmup(self) -> None:
+        """One warm-up recomputation Y = A(X_t) at eps_W; it becomes the current (most recent) solution."""
+        sols, _ = self.problem.sample(self.state, self.split.eps_warmup, self._rng, 1)
+        self.current = sols[0]
+        self.warmup_calls += 1
+
     def step(self, element) -> StepRecord:
         """Insert ``element`` (an edge, or None for an empty update) and release Y_t."""
+        before = self.warmup_calls
+        record = self._step(element)
+        return replace(record, warmup_calls=self.warmup_calls - before) if self.warmup_calls != before else record
+
+    def _step(self, element) -> StepRecord:
         c = self.config
         if self.certified and self.t >= c.horizon:
             raise StreamError(f"update {self.t + 1} is beyond the planned horizon T = {c.horizon} "
@@ -107,10 +120,11 @@ class BatchToCO:
             self._new_instance()
             return StepRecord(t=1, solution=self.current, checkpoint=False, selected=False, level=1, eps_t=eps1,
                               batch_calls=1, call_bound=1)
-        if self.certified and not self.checkpoints and self.split.eps_warmup > 0 and self.t & (self.t - 1) == 0:
-            # certified warm-up: recompute at t = 2, 4, 8, ... until the first checkpoint (certified.py)
-            sols, _ = self.problem.sample(self.state, self.split.eps_warmup, self._rng, 1)
-            self.current = sols[0]
+        if (self.certified and (not self.checkpoints or c.warmup_after_checkpoint) and self.split.eps_warmup > 0
+                and self.t & (self.t - 1) == 0):
+            # certified warm-up: recompute at t = 2, 4, 8, ... until the first checkpoint, or with
+            # warmup_after_checkpoint at every such t <= T (R calls either way: certified.warmup_call_bound)
+            self._warmup()
         if self._gtm is None:  # certified, after the last level: hold
             return StepRecord(t=self.t, solution=self.current, checkpoint=False, selected=False, level=self.level,
                               eps_t=0.0, batch_calls=0, call_bound=0)
@@ -141,6 +155,8 @@ class BatchToCO:
             result = threshold_select(scored, h, xi, min(sp.eps_t, 1.0), self._rng)
         if result.solution is not None:
             self.current = result.solution
+        if self.certified and self.split.eps_warmup > 0 and self.implementation.warmup_at_checkpoints:
+            self._warmup()  # a broken implementation (power suite): one more warm-up call than charged
         self.checkpoints.append(self.t)
         level = self.level
         self.level += 1

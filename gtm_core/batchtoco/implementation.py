@@ -1,7 +1,7 @@
 """How BatchToCO calls its parts: :class:`Algorithm3`, the algorithm as printed.
 
 The sampled driver (:mod:`.driver`), its output codes (:mod:`.codes`) and the exact witness
-(:mod:`.witness`) take an ``implementation``: any value with the three members of
+(:mod:`.witness`) take an ``implementation``: any value with the members of
 :class:`Algorithm3`. The default, :data:`ALGORITHM3`, is Algorithm 3 with Definition 36's
 mechanisms; the deliberately broken implementations of the power suite are values of the same
 shape kept in :mod:`audits.power.batchtoco`.
@@ -25,6 +25,12 @@ class Algorithm3:
     def selection_epsilon(self, eps_q: float) -> float:
         """The privacy of ThresholdSelect's scored mechanism in the certified variant: its share eps_Q."""
         return eps_q
+
+    @property
+    def warmup_at_checkpoints(self) -> bool:
+        """Certified variant: the warm-up recomputes A only at the doubling times t = 2, 4, ... <= T,
+        never additionally at a checkpoint (R calls at most, the split's charge)."""
+        return False
 
     @property
     def noised_score(self) -> bool:

@@ -36,6 +36,7 @@ from ..errors import ConfigError, InvalidParameter
 from ..inputs import parse_toml, read_text_file
 from ..numeric import backend
 from ..validation import (
+    check_bool,
     check_choice,
     check_int,
     check_nonnegative,
@@ -52,7 +53,7 @@ PROBLEMS = ("coverage", "maxcut", "densest")
 VARIANTS = ("literal", "certified")
 #: fields only the certified variant reads (refused with variant = "literal")
 CERTIFIED_KEYS = ("horizon", "levels", "first_level", "gtm_share", "first_share", "test_ratio", "eps0_share",
-                  "max_evaluations", "warmup_share")
+                  "max_evaluations", "warmup_share", "warmup_after_checkpoint")
 
 # ---------------------------------------------------------------------------
 # the weight sequence omega_k = C_omega / (k ln^2(k+1))
@@ -346,7 +347,8 @@ class COConfig:
     ``seed``: a seeded run is not for deployment. ``variant``: "literal" (Algorithm 3 with
     Section 7.3's constants) or "certified" (:mod:`gtm_core.batchtoco.certified`, which reads
     ``horizon``, ``levels``, ``first_level``, ``gtm_share``, ``first_share``, ``test_ratio``,
-    ``eps0_share`` and ``max_evaluations``; refused with "literal").
+    ``eps0_share``, ``max_evaluations``, ``warmup_share`` and ``warmup_after_checkpoint``; refused with
+    "literal").
     """
 
     epsilon: float = 0.9
@@ -372,6 +374,9 @@ class COConfig:
     eps0_share: float | None = None  # fraction of ThresholdSelect's share used as Lemma 34's eps_0
     max_evaluations: float | None = None  # GTM_l's expected evaluations per step (horizon planner budget)
     warmup_share: float | None = None  # fraction of epsilon for the warm-up recomputations (0 = none)
+    # True: the warm-up recomputations continue at every t = 2, 4, 8, ... <= T after checkpoints too (the
+    # output is the most recent solution); False (default): they stop at the first checkpoint
+    warmup_after_checkpoint: bool | None = None
 
     def __post_init__(self):
         e = check_positive("epsilon", self.epsilon)
@@ -430,6 +435,8 @@ class COConfig:
         if not wu + self.first_share < 1:
             raise InvalidParameter(f"warmup_share + first_share must be < 1, got {wu!r} + {self.first_share!r}")
         object.__setattr__(self, "warmup_share", wu)
+        wac = False if self.warmup_after_checkpoint is None else self.warmup_after_checkpoint
+        object.__setattr__(self, "warmup_after_checkpoint", check_bool("warmup_after_checkpoint", wac))
         r = 16.0 if self.test_ratio is None else self.test_ratio
         r = check_positive("test_ratio", r)
         if not r > 1:

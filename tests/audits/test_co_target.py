@@ -32,3 +32,15 @@ def test_main_loop(tmp_path, monkeypatch):
     assert main([str(cfg), "--summary", "final"]) == 0
     lines = [json.loads(x) for x in out.getvalue().splitlines()]
     assert sum(lines[0]["counts"].values()) == 2 and "error" in lines[1]
+
+
+def test_serves_the_certified_warmup_option_and_its_mutant():
+    """The statistical witness's target covers warmup_after_checkpoint: the option is read from the
+    configuration, and the warmup_at_checkpoints mutant is served (its extra calls change the output law)."""
+    cfg = COConfig(variant="certified", epsilon=0.9, k=1, kappa=0.2, horizon=3, first_level=2, levels=2,
+                   warmup_after_checkpoint=True)
+    a, _ = neighbouring_inputs(STREAM, [2])[0]
+    good = handle(cfg, {"input": a, "n": 200, "seed": 3}, "correct", "sequence")["counts"]
+    bad = handle(cfg, {"input": a, "n": 200, "seed": 3}, "warmup_at_checkpoints", "sequence")["counts"]
+    assert sum(good.values()) == sum(bad.values()) == 200
+    assert good != bad

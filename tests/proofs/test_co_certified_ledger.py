@@ -19,3 +19,19 @@ def test_selection_up_is_refused():
     r = ledger(CONFIG, implementation=variant("selection_up"))
     assert not r.certified
     assert r.total_upper > CONFIG.epsilon
+
+
+def test_warmup_after_checkpoint_leaves_the_ledger_identical():
+    on = COConfig(variant="certified", horizon=2000, k=2, warmup_after_checkpoint=True)
+    assert ledger(on).to_dict() == ledger(CONFIG).to_dict()
+    r = ledger(on)
+    assert r.certified and r.warmup_calls_charged == r.warmup_calls_reserved == 10  # R = floor(log2 2000)
+
+
+def test_warmup_at_checkpoints_is_refused():
+    """One warm-up call more per checkpoint (R + L at eps_W, R reserved): the total exceeds eps."""
+    for cfg in (CONFIG, COConfig(variant="certified", horizon=2000, k=2, warmup_after_checkpoint=True)):
+        r = ledger(cfg, implementation=variant("warmup_at_checkpoints"))
+        assert not r.certified
+        assert r.warmup_calls_charged == r.warmup_calls_reserved + r.levels
+        assert r.total_upper > cfg.epsilon

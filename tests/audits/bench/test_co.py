@@ -42,6 +42,9 @@ def test_certified_comparison_on_a_short_bursty_stream():
     assert set(s["median_mean"]) == {"certified", "basic", "advanced", "doubling"}
     assert payload["ledger"]["certified"]
     assert "Certified BatchToCO" in comparison_markdown(payload)
+    run = s["runs"][0]
+    assert run["warmup_calls_charged"] == 9  # R = floor(log2 600)
+    assert 1 <= run["warmup_calls"] <= 9 and (run["warmup_calls"] == 9 or run["checkpoints"])
 
 
 def test_densest_comparison_checks_opt_by_maxflow_and_reports_the_literal_variant():
@@ -73,6 +76,10 @@ def test_certified_config_sets_certified_keys_and_refuses_others():
     assert certified_split(default).levels == 4 and certified_split(single).levels == 1
     assert single.warmup_share == 0.87425 and default.warmup_share == 0.5
     assert ledger(single).certified
+    cont = certified_config(COConfig(), 10_000, certified={"levels": 1, "warmup_share": 0.87425,
+                                                           "warmup_after_checkpoint": True})
+    assert cont.warmup_after_checkpoint is True and default.warmup_after_checkpoint is False
+    assert certified_split(cont) == certified_split(single) and ledger(cont).to_dict() == ledger(single).to_dict()
     for bad in ({"epsilon": 2.0}, {"horizon": 5}):
         with pytest.raises(ConfigError, match=next(iter(bad))):
             certified_config(COConfig(), 10_000, certified=bad)

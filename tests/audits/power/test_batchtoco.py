@@ -24,7 +24,7 @@ def test_every_broken_variant_changes_exactly_one_member():
 
     def members(impl):
         return (impl.batch_epsilon(plan, eps_t), impl.noised_score, impl.fresh_instance_noise,
-                impl.selection_epsilon(0.01))
+                impl.selection_epsilon(0.01), impl.warmup_at_checkpoints)
 
     good = members(CORRECT)
     for name, impl in VARIANTS.items():
@@ -35,7 +35,9 @@ def test_every_broken_variant_changes_exactly_one_member():
     assert VARIANTS["batch_eps_level"].batch_epsilon(plan, eps_t) == plan.epsilon_c
     assert VARIANTS["selection_up"].selection_epsilon(0.01) == pytest.approx(0.08)
     assert CORRECT.selection_epsilon(0.01) == ALGORITHM3.selection_epsilon(0.01) == 0.01
-    assert SAMPLED_VARIANTS == ("correct", "unnoised_score", "batch_eps_level", "selection_up")
+    assert VARIANTS["warmup_at_checkpoints"].warmup_at_checkpoints is True
+    assert CORRECT.warmup_at_checkpoints == ALGORITHM3.warmup_at_checkpoints is False
+    assert SAMPLED_VARIANTS == ("correct", "unnoised_score", "batch_eps_level", "selection_up", "warmup_at_checkpoints")
 
 
 def test_bad_fields_and_names_are_refused():
@@ -45,5 +47,7 @@ def test_bad_fields_and_names_are_refused():
         BatchToCOImplementation(instance_noise="none")
     with pytest.raises(InvalidParameter, match="score_noise must be one of"):
         BatchToCOImplementation(score_noise=1)
+    with pytest.raises(InvalidParameter, match="checkpoint_warmup must be one of"):
+        BatchToCOImplementation(checkpoint_warmup=1)
     with pytest.raises(InvalidParameter, match="variant must be one of"):
         variant("nope")
