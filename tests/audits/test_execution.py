@@ -202,6 +202,7 @@ def two_workers():
         yield ex
 
 
+@pytest.mark.slow  # 35-75 s on the shared 2-core machine (durations of the 2026-12-04 run)
 def test_in_process_and_two_workers_give_byte_identical_audits(plan, two_workers):
     """Simulator and subprocess targets, in-process vs 2 worker processes."""
     two_workers.local_runs = 0  # every request to the workers (the search's requests are small)
@@ -245,6 +246,7 @@ def crashing(p, n, seed):
     return np.zeros(n, dtype=np.int64)
 
 
+@pytest.mark.slow  # 35-75 s on the shared 2-core machine (durations of the 2026-12-04 run)
 def test_a_target_crashing_on_a_worker_fails_naming_the_worker(two_workers):
     two_workers.local_runs = 0  # every request on the workers
     try:

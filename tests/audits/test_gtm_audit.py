@@ -132,6 +132,7 @@ def test_stops_that_depend_on_the_data_are_flagged(plan):
     assert r.violation and r.witness.event_codes and all(c > T for c in r.witness.event_codes)
 
 
+@pytest.mark.slow  # 35-75 s on the shared 2-core machine (durations of the 2026-12-04 run)
 def test_the_reference_gtm_is_audited_through_its_budget_stops():
     # the README snippet's ReferenceTarget on a plan whose runs often stop on their budget: stops are
     # outcomes, never an EvaluationBudgetExceeded out of the audit
