@@ -101,23 +101,31 @@ def test_query_on_another_space_or_not_a_measurement_is_refused():
         q("not a measurement")
 
 
+def _constant(value: bool, like):
+    """A query that always answers `value`, declaring `like`'s privacy map (a constant is 0-DP, so any
+    declared map is sound): with a seeded GTM run the answers are then deterministic. OpenDP's own
+    measurements draw from the OS CSPRNG, which no seed fixes."""
+    return dp.m.make_user_measurement(*SPACE, dp.max_divergence(), function=lambda x: value,
+                                      privacy_map=lambda d: like.map(d), TO=bool)
+
+
 def test_answers_halt_or_continue_and_refuses_after_halt_and_past_the_horizon():
     rr = _rr()
     gtm = make_gtm(_config(rr.map(1)), *SPACE)
-    # Pr[+1] = 0.75 >= p* = 0.6: Theorem 21 halts at step 1 w.p. >= 1 - beta; a fixed seed makes it certain here
     q = gtm(True)
+    assert q(rr) in (True, False)  # OpenDP's randomized response: Pr[+1] = 0.75 >= p* = 0.6
+    # a query answering +1 always, on a seeded run: Theorem 21 halts at step 1 (deterministic here)
     seeded = make_gtm(_config(rr.map(1)), *SPACE, new_run=lambda plan: GTMRun(plan, seed=1))
     sq = seeded(True)
-    assert sq(rr) is True
+    assert sq(_constant(True, rr)) is True
     with pytest.raises(dp.OpenDPException, match="halted at step 1"):
-        sq(rr)
-    assert q(rr) in (True, False)
-    # data False: Pr[+1] = 0.25 is below p_bar = 0.3, so a seeded run continues through the horizon (seed 3)
+        sq(_constant(True, rr))
+    # a query answering -1 always: no evaluation is ever +1, so the run continues through the horizon
     low = make_gtm(_config(rr.map(1), horizon=2), *SPACE, new_run=lambda plan: GTMRun(plan, seed=3))
     lq = low(False)
-    assert [lq(rr), lq(rr)] == [False, False]
+    assert [lq(_constant(False, rr)), lq(_constant(False, rr))] == [False, False]
     with pytest.raises(dp.OpenDPException, match="past the configuration's horizon"):
-        lq(rr)
+        lq(_constant(False, rr))
 
 
 def test_approximate_queries_go_through_purification():
