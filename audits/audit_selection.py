@@ -37,7 +37,8 @@ FINE_EASIEST_EVENT = 1e-2  # the most likely leak event of the narrow planted su
 # - time the coarse families' halving rounds need - and see nothing): fine_min_runs(); the coverage section then
 # lists the family as not sampled, with the runs its share afforded
 FINE_EXPLORE_TOP = 32  # screened fine pairs kept by their point estimate alone (besides the always-survive rule)
-FINE_PILOT = 8  # candidates spread over the fine family that time its per-request cost (time budget)
+FINE_PILOT = 24  # candidates spread over the fine family that time its per-request cost (time budget) ...
+PILOT_SECOND_SIZE = 4  # ... at n0 runs per input, then topped up to this many times n0 (request_cost_model)
 
 def fine_min_runs(epsilon: float) -> int:
     """The fewest first-round runs per input for which the fine family is run: those at which an event of
@@ -76,17 +77,48 @@ def first_round_runs(problem, book: SampleBook, settings: AuditSettings, pool: l
         return int(min(FIRST_ROUND_MAX_FACTOR * settings.n0, max(MIN_FIRST_ROUND, budget / max(n_inputs, 1))))
     pilot = pool[:8] if pilot is None else pilot
     t0 = book.clock.elapsed()
-    for c in pilot:
-        for inp in problem.inputs(c):
-            book.ensure(inp, settings.n0, problem.events(c).n_codes)
+    _top_up(problem, book, pilot, settings.n0)
     spent = max(book.clock.elapsed() - t0, 1e-6)
     per_request = spent / max(len(_distinct_inputs(problem, pilot)), 1)
     if share is None:
         left = FIRST_ROUND_SHARE * settings.selection_share * settings.seconds - book.clock.elapsed()
-    else:
-        left = share * settings.seconds - spent
-    scale = left / max(per_request * n_inputs, 1e-9)  # per_request includes fixed costs: a larger n costs less
-    return int(min(FIRST_ROUND_MAX_FACTOR * settings.n0, max(MIN_FIRST_ROUND, settings.n0 * scale)))
+        scale = left / max(per_request * n_inputs, 1e-9)  # per_request includes fixed costs: a larger n costs less
+        return int(min(FIRST_ROUND_MAX_FACTOR * settings.n0, max(MIN_FIRST_ROUND, settings.n0 * scale)))
+    # an own share (the fine family: thousands of cheap requests, where the fixed cost per request is most of
+    # the pilot's n0 runs): time the pilot at a second size too and fit cost(n) = fixed + per_run * n
+    # (request_cost_model), so the share buys the runs it affords - proportional scaling from n0 alone
+    # undercounts them by the fixed cost's share (2.4x on length-3 streams of the planted target)
+    t1 = book.clock.elapsed()
+    _top_up(problem, book, pilot, PILOT_SECOND_SIZE * settings.n0)
+    fixed, per_run = request_cost_model(spent, book.clock.elapsed() - t1, len(_distinct_inputs(problem, pilot)),
+                                        settings.n0, PILOT_SECOND_SIZE * settings.n0)
+    left = share * settings.seconds - (book.clock.elapsed() - t0)
+    # every input at ``runs`` costs n_inputs * cost(runs) <= left (the pilot's runs are not credited: conservative)
+    runs = (left / max(n_inputs, 1) - fixed) / per_run if per_run > 0 else math.inf
+    return int(min(FIRST_ROUND_MAX_FACTOR * settings.n0, max(MIN_FIRST_ROUND, runs)))
+
+
+def request_cost_model(seconds_first: float, seconds_second: float, inputs: int, n_first: int,
+                       n_second: int) -> tuple[float, float]:
+    """(fixed seconds per request, seconds per run) of cost(n) = fixed + per_run * n, from a pilot that took
+    ``seconds_first`` to draw n_first runs of each of ``inputs`` inputs (one request each) and then
+    ``seconds_second`` to top them up to n_second (one more request each, n_second > 2 n_first): per input,
+    first = fixed + per_run n_first and second = fixed + per_run (n_second - n_first), so per_run =
+    (second - first) / (n_second - 2 n_first). Timing noise that makes either negative falls back to no fixed
+    cost and the first request's average rate."""
+    k = max(inputs, 1)
+    first, second = seconds_first / k, seconds_second / k
+    per_run = (second - first) / max(n_second - 2 * n_first, 1)
+    fixed = first - per_run * n_first
+    if per_run <= 0 or fixed < 0:
+        return 0.0, first / max(n_first, 1)
+    return fixed, per_run
+
+
+def _top_up(problem, book: SampleBook, candidates: list, n: int) -> None:
+    for c in candidates:
+        for inp in problem.inputs(c):
+            book.ensure(inp, n, problem.events(c).n_codes)
 
 
 def select(problem, book: SampleBook, settings: AuditSettings, rng: np.random.Generator,

@@ -1,0 +1,55 @@
+"""audits.audit_selection: the fine family's first round is sized by a fitted request cost, not by scaling n0."""
+
+from types import SimpleNamespace
+
+import pytest
+
+from audits.audit_selection import PILOT_SECOND_SIZE, first_round_runs, request_cost_model
+from audits.sampling import AuditSettings
+
+
+def test_request_cost_model_recovers_fixed_and_per_run_cost():
+    # 10 inputs: n = 1000 runs each, then a top-up of 3000 more each (one request each time)
+    fixed, per_run = request_cost_model(10 * (2e-4 + 1e-7 * 1000), 10 * (2e-4 + 1e-7 * 3000), 10, 1000, 4000)
+    assert fixed == pytest.approx(2e-4) and per_run == pytest.approx(1e-7)
+    # timing noise that makes the fixed cost negative (or the top-up no slower): no fixed cost, the average rate
+    assert request_cost_model(1e-3, 1.0, 1, 1000, 4000) == (0.0, pytest.approx(1e-6))
+    assert request_cost_model(1e-3, 1e-3, 1, 1000, 4000) == (0.0, pytest.approx(1e-6))
+
+
+class _Clock:
+    def __init__(self):
+        self.t = 0.0
+
+    def elapsed(self):
+        return self.t
+
+
+class _Book:
+    """Every request costs FIXED + PER_RUN * n seconds on a simulated clock."""
+
+    FIXED, PER_RUN = 2e-4, 1e-7
+
+    def __init__(self):
+        self.clock, self.nsel = _Clock(), {}
+
+    def ensure(self, inp, n, n_codes):
+        have = self.nsel.get(inp, 0)
+        if have < n:
+            self.clock.t += self.FIXED + self.PER_RUN * (n - have)
+            self.nsel[inp] = n
+
+
+def test_an_own_share_buys_the_runs_the_fitted_cost_affords():
+    problem = SimpleNamespace(initial_samples=None, inputs=lambda c: (c, -c),
+                              events=lambda c: SimpleNamespace(n_codes=2))
+    settings = AuditSettings(epsilon=1.0, seconds=60.0, max_samples=None, seed=0, confidence=0.95,
+                             selection_share=0.5, validation_share=0.15, n0=1000)
+    book, n_inputs = _Book(), 10_000
+    pilot = list(range(1, 25))
+    runs = first_round_runs(problem, book, settings, pilot, n_inputs, share=0.2, pilot=pilot)
+    pilot_time = 48 * (2 * _Book.FIXED + _Book.PER_RUN * PILOT_SECOND_SIZE * 1000)
+    exact = ((0.2 * 60 - pilot_time) / n_inputs - _Book.FIXED) / _Book.PER_RUN
+    assert runs == int(exact)
+    # scaling the n0 pilot alone (the coarse rounds' rule) would buy fewer: its per-run cost includes the fixed cost
+    assert runs > 1000 * (0.2 * 60) / (n_inputs * (_Book.FIXED + _Book.PER_RUN * 1000)) * 1.5
