@@ -53,3 +53,27 @@ def test_an_own_share_buys_the_runs_the_fitted_cost_affords():
     assert runs == int(exact)
     # scaling the n0 pilot alone (the coarse rounds' rule) would buy fewer: its per-run cost includes the fixed cost
     assert runs > 1000 * (0.2 * 60) / (n_inputs * (_Book.FIXED + _Book.PER_RUN * 1000)) * 1.5
+
+
+def test_fine_pairs_that_survive_the_screen_are_scored_on_their_first_round_samples():
+    """Narrow planted seed 22 (length 1, a band 1.9 moves wide at p ~ 1 - 1e-8, loss 1.41, leak probability 2.7e-3):
+    the fine round's screen keeps the band's pairs, and they are scored in full on the samples they have, so the
+    fine family holds a projected bound above the claim after round 1 (before: its survivors kept the screen's
+    -inf until a later round reached them, and a round cut by the budget never did). Sample budget, seed 7:
+    deterministic."""
+    from audits.gtm_audit import audit
+    from audits.power.planted import PlantedDeployment, plant_narrow
+    from audits.targets import CallableTarget
+    from gtm_core import GTMConfig
+    from gtm_core.planners import make_plan
+
+    plan = make_plan(GTMConfig.load("examples/default.toml"))
+    region = plant_narrow(plan, 22)
+    assert region.T == 1
+    r = audit(CallableTarget(PlantedDeployment(plan, region), max_T=1), epsilon=plan.epsilon,
+              eps_t=plan.step(1).eps_t, max_samples=45_000_000, seed=7, progress=False, max_T=1, claimed_plan=plan,
+              early_stop=True)
+    fine = r.search.families["fine"]
+    assert fine.scored == fine.proposed and fine.best_score > plan.epsilon
+    assert r.search.coverage.searched["fine_first_round"]["runs_per_input"] == 10_500
+    assert r.violation
