@@ -25,6 +25,8 @@ with probability 0.9. This module prices that, on this machine:
 4. **Reach of the planted draws**: for narrow seeds 0..``--seeds``-1 (``plant_narrow``, the suite's seed rule),
    whether each planted region lies inside (a), (b), (c): its length and, for (a), whether its centre is within
    the plan's fine region.
+5. ``--planted FILE ...`` (results of ``bench_planted --narrow``): their rows' verdicts split by (a), so a
+   suite's flagged fraction reads against what the fine family can reach.
 
 Writes benchmarks/results/narrow_reach.{json,md} with machine information and load averages. A budget
 account only: no audit is run, and no verdict depends on a random seed (the timings are wall clock)."""
@@ -85,12 +87,28 @@ def fine_family_inputs(plan, eps: float, max_T: int) -> dict[int, int]:
     return {T: len(v) for T, v in sorted(seen.items())}
 
 
+def split_by_reach(files: list[str], inside: dict[int, bool]) -> dict:
+    """Flagged / audited of the rows of ``files`` whose planted seed is inside today's fine family, and outside
+    (``inside``: seed -> in reach; a row whose seed is not in it is an error)."""
+    out = {"files": [Path(f).name for f in files], "inside": {"flagged": 0, "of": 0},
+           "outside": {"flagged": 0, "of": 0}}
+    for f in files:
+        for row in json.loads(Path(f).read_text())["rows"]:
+            if row["seed"] not in inside:
+                raise SystemExit(f"{f}: seed {row['seed']} is beyond --seeds")
+            side = out["inside" if inside[row["seed"]] else "outside"]
+            side["of"] += 1
+            side["flagged"] += int(bool(row["flagged"]))
+    return out
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", default="examples/default.toml")
     ap.add_argument("--seeds", type=int, default=50)
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--results-dir", default="benchmarks/results")
+    ap.add_argument("--planted", nargs="*", default=[], help="bench_planted --narrow result files to split by reach")
     args = ap.parse_args(argv)
     load_start = [round(x, 2) for x in os.getloadavg()]
     t_start = time.monotonic()
@@ -128,10 +146,12 @@ def main(argv=None) -> dict:
                       "loss": r.loss, "in_fine_today": r.T <= FINE_SHORT or (r.T <= 10 and inside),
                       "in_lengths_1_10": r.T <= 10, "in_lengths_1_20": r.T <= 20})
     counts = {k: sum(x[k] for x in reach) for k in ("in_fine_today", "in_lengths_1_10", "in_lengths_1_20")}
+    split = split_by_reach(args.planted, {x["seed"]: x["in_fine_today"] for x in reach}) if args.planted else None
     doc = {"benchmark": "narrow_reach", "config": args.config, "eps_t": eps, "levels": levels,
            "region_levels": region_levels, "fine_inputs_by_length": fine,
            "request_cost_seconds": {str(T): {"a": a, "b": b} for T, (a, b) in costs.items()},
            "families": families, "planted_reach": counts, "planted": reach, "seeds": args.seeds,
+           "verdicts_by_reach": split,
            "repeats": args.repeats, "loadavg_start": load_start,
            "loadavg_end": [round(x, 2) for x in os.getloadavg()], "wall_seconds": time.monotonic() - t_start,
            "machine": machine_info()}
@@ -152,6 +172,10 @@ def main(argv=None) -> dict:
     lines += ["", f"Planted narrow seeds 0..{args.seeds - 1} inside: today's fine family "
               f"{counts['in_fine_today']}/{args.seeds}, lengths 1-10 {counts['in_lengths_1_10']}/{args.seeds}, "
               f"lengths 1-20 {counts['in_lengths_1_20']}/{args.seeds}.", ""]
+    if split is not None:
+        lines += [f"Verdicts of {', '.join(split['files'])}: inside today's fine family "
+                  f"{split['inside']['flagged']}/{split['inside']['of']} flagged, outside "
+                  f"{split['outside']['flagged']}/{split['outside']['of']}.", ""]
     (out / "narrow_reach.md").write_text("\n".join(lines))
     print("\n".join(lines))
     return doc

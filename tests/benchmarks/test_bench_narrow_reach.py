@@ -20,3 +20,19 @@ def test_account_is_priced_from_the_fine_family_and_reaches_every_length(tmp_pat
     assert doc["planted_reach"]["in_lengths_1_20"] == 6
     assert doc["planted_reach"]["in_fine_today"] <= doc["planted_reach"]["in_lengths_1_10"]
     assert (tmp_path / "narrow_reach.md").read_text().startswith("# Narrow planted target")
+
+
+def test_verdicts_split_by_whether_the_fine_family_reaches_the_planted_seed(tmp_path):
+    import json
+
+    import pytest
+
+    from benchmarks.bench_narrow_reach import split_by_reach
+
+    f = tmp_path / "planted-narrow-x.json"
+    f.write_text(json.dumps({"rows": [{"seed": 0, "flagged": True}, {"seed": 1, "flagged": False},
+                                      {"seed": 2, "flagged": True}]}))
+    split = split_by_reach([str(f)], {0: True, 1: True, 2: False})
+    assert split["inside"] == {"flagged": 1, "of": 2} and split["outside"] == {"flagged": 1, "of": 1}
+    with pytest.raises(SystemExit, match="seed 2"):
+        split_by_reach([str(f)], {0: True, 1: True})
