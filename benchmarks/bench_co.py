@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
 from audits.bench.co import COMPARISON_STREAMS, compare, comparison_markdown, run_bench, stderr_progress
 from benchmarks.machine import machine_info
 from gtm_core.batchtoco.params import COConfig
-from gtm_core.errors import ConfigError
+from gtm_core.errors import ConfigError, GTMError
 from gtm_core.files import jsonable
 
 OUT = Path(__file__).resolve().parent / "results" / "co"
@@ -54,7 +55,13 @@ def main(argv=None) -> int:
                     help="set a certified key (levels, warmup_share, warmup_after_checkpoint=true, ...) on the "
                          "comparison's configuration; repeatable")
     args = ap.parse_args(argv)
-    overrides = parse_overrides(args.certified)
+    try:
+        overrides = parse_overrides(args.certified)
+        if args.first_seed < 0:
+            raise ConfigError(f"--first-seed: first_seed must be an integer >= 0, got {args.first_seed}")
+    except GTMError as e:  # bad input: one line, exit 2 (before any run)
+        print(f"bench_co: {e}", file=sys.stderr)
+        return 2
     before = machine_info()
     t0 = time.perf_counter()
     if args.comparison_only:
