@@ -30,6 +30,7 @@ from gtm_core.batchtoco.problems import make_problem
 from gtm_core.batchtoco.streams import DENSEST_STREAMS, bundled_stream, synthetic_stream
 from gtm_core.errors import CheckFailed, ConfigError
 from gtm_core.files import jsonable, write_atomic
+from gtm_core.validation import check_nonnegative_int
 
 from ..plotting import BOUND_COLOUR, NEUTRAL, colour_for, figure, save_png
 
@@ -393,8 +394,7 @@ def compare(config: COConfig, *, streams=COMPARISON_STREAMS, T: int = 10_000, se
     ``certified``: certified keys set on the planned configuration (:func:`certified_config`);
     ``first_seed``: the stream seeds are first_seed .. first_seed + seeds - 1 (default 0: the committed
     comparisons; the rebalance tuning uses 100 .. 104, disjoint from the evaluation seeds 0 .. 9)."""
-    if isinstance(first_seed, bool) or not isinstance(first_seed, int) or first_seed < 0:
-        raise ConfigError(f"first_seed must be an integer >= 0, got {first_seed!r}")
+    first_seed = check_nonnegative_int("first_seed", first_seed, error=ConfigError)
     from gtm_core.batchtoco.certified import certified_split
     from proofs.co_certified_ledger import ledger
 
