@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
 from audits.bench.co import COMPARISON_STREAMS, compare, comparison_markdown, run_bench, stderr_progress
 from benchmarks.machine import machine_info
 from gtm_core.batchtoco.params import COConfig
-from gtm_core.errors import ConfigError
+from gtm_core.errors import ConfigError, GTMError
 from gtm_core.files import jsonable
 
 OUT = Path(__file__).resolve().parent / "results" / "co"
@@ -43,6 +44,8 @@ def main(argv=None) -> int:
     ap.add_argument("--comparison-only", action="store_true",
                     help="only the certified-variant comparison (writes co_comparison.json/.md)")
     ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--first-seed", type=int, default=0,
+                    help="first stream seed of the comparison (seeds first .. first + seeds - 1; default 0)")
     ap.add_argument("--streams", default=",".join(COMPARISON_STREAMS), help="comma-separated comparison streams")
     ap.add_argument("--name", default="co_comparison", help="output file stem under benchmarks/results/co/")
     ap.add_argument("--horizon", type=int, default=10_000, help="comparison stream length T")
@@ -52,15 +55,23 @@ def main(argv=None) -> int:
                     help="set a certified key (levels, warmup_share, warmup_after_checkpoint=true, ...) on the "
                          "comparison's configuration; repeatable")
     args = ap.parse_args(argv)
-    overrides = parse_overrides(args.certified)
+    try:
+        overrides = parse_overrides(args.certified)
+        if args.first_seed < 0:
+            raise ConfigError(f"--first-seed: first_seed must be an integer >= 0, got {args.first_seed}")
+    except GTMError as e:  # bad input: one line, exit 2 (before any run)
+        print(f"bench_co: {e}", file=sys.stderr)
+        return 2
     before = machine_info()
     t0 = time.perf_counter()
     if args.comparison_only:
         payload = compare(COConfig(), streams=tuple(args.streams.split(",")), T=args.horizon, seeds=args.seeds,
-                          progress=stderr_progress, problem=args.problem, certified=overrides)
+                          progress=stderr_progress, problem=args.problem, certified=overrides,
+                          first_seed=args.first_seed)
         payload["machine"] = {"before": before, "after": machine_info(), "seconds": time.perf_counter() - t0,
                               "command": f"python -m benchmarks.bench_co --comparison-only --seeds {args.seeds} "
-                                         f"--streams {args.streams} --horizon {args.horizon} --name {args.name} "
+                                         + (f"--first-seed {args.first_seed} " if args.first_seed else "")
+                                         + f"--streams {args.streams} --horizon {args.horizon} --name {args.name} "
                                          f"--problem {args.problem}"
                                          + "".join(f" --certified {o}" for o in args.certified)}
         OUT.mkdir(parents=True, exist_ok=True)

@@ -30,6 +30,7 @@ from gtm_core.batchtoco.problems import make_problem
 from gtm_core.batchtoco.streams import DENSEST_STREAMS, bundled_stream, synthetic_stream
 from gtm_core.errors import CheckFailed, ConfigError
 from gtm_core.files import jsonable, write_atomic
+from gtm_core.validation import check_nonnegative_int
 
 from ..plotting import BOUND_COLOUR, NEUTRAL, colour_for, figure, save_png
 
@@ -387,17 +388,20 @@ def compare_one(config: COConfig, name: str, T: int, seed: int, problem_name: st
 
 
 def compare(config: COConfig, *, streams=COMPARISON_STREAMS, T: int = 10_000, seeds: int = 10, progress=print,
-            problem: str = "coverage", certified=None) -> dict:
+            problem: str = "coverage", certified=None, first_seed: int = 0) -> dict:
     """The comparison table: per stream, median over the seeds (rule above) of mean and final errors and of
     the ratio certified / doubling of the mean error. ``problem``: "coverage" (k = 2) or "densest";
-    ``certified``: certified keys set on the planned configuration (:func:`certified_config`)."""
+    ``certified``: certified keys set on the planned configuration (:func:`certified_config`);
+    ``first_seed``: the stream seeds are first_seed .. first_seed + seeds - 1 (default 0: the committed
+    comparisons; the rebalance tuning uses 100 .. 104, disjoint from the evaluation seeds 0 .. 9)."""
+    first_seed = check_nonnegative_int("first_seed", first_seed, error=ConfigError)
     from gtm_core.batchtoco.certified import certified_split
     from proofs.co_certified_ledger import ledger
 
     out = []
     for name in streams:
         runs = []
-        for s in range(seeds):
+        for s in range(first_seed, first_seed + seeds):
             runs.append(compare_one(config, name, T, s, problem, literal=problem == "densest", certified=certified))
             progress(f"comparison {problem}/{name} seed {s}: certified {runs[-1]['mean']['certified']:.1f} vs doubling "
                      f"{runs[-1]['mean']['doubling']:.1f} ({runs[-1]['seconds']:.0f} s)")
@@ -411,7 +415,9 @@ def compare(config: COConfig, *, streams=COMPARISON_STREAMS, T: int = 10_000, se
     cfg = certified_config(config, T, problem, certified)
     led = ledger(cfg)
     return {"config": cfg.to_dict(), "split": certified_split(cfg).to_dict(), "ledger": led.to_dict(),
-            "seed_rule": "stream seed s, run seed [s, 1], baselines [s, 2, i], s = 0..seeds-1; median over seeds",
+            "seed_rule": f"stream seed s, run seed [s, 1], baselines [s, 2, i], s = {first_seed}..{first_seed + seeds - 1}; "
+                         "median over seeds",
+            "first_seed": first_seed,
             "streams": out}
 
 
