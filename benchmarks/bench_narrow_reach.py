@@ -1,4 +1,4 @@
-"""How far is the narrow planted target from this machine? A budget account (issue 29), computed, not searched.
+"""How far is the narrow planted target from this machine? A budget account, computed, not searched.
 
     python -m benchmarks.bench_narrow_reach [--seeds 50] [--repeats 7]
 
