@@ -57,7 +57,7 @@ from gtm_core.validation import check_nonnegative_int, check_seconds
 from .audit_results import AuditResult
 from .audit_scoring import DETECTION_TARGET, Estimation, ScoredCandidate, Selection
 from .audit_selection import (FINE_EASIEST_EVENT, FINE_SHARE, FIRST_ROUND_MAX_FACTOR, MIN_FIRST_ROUND, fine_first_round,
-                              fine_min_runs, first_round_runs, select)
+                              fine_min_runs, first_round_runs, search_lane, select)
 from .audit_verdict import conclude
 from .early_stop import Look, first_look_runs, take_look
 from .events import EventSpace
@@ -238,20 +238,30 @@ def validate(problem, book: SampleBook, settings: AuditSettings, selection: Sele
 
 def validation_pool(problem, selection: Selection) -> list:
     """The pairs validation re-ranks: the best of the last round by score (distinct input pairs, up to
-    VALIDATION_K). A wide search (``problem.explore``) adds up to VALIDATION_SHAPES more: the best pair (by
-    its most recent score, any round) of each event space the others do not cover - for the GTM, each
-    stream length: the loss of a long stream's rare event is bounded by its sample count until it has many
-    samples, so it ranks below the refinements of a short pair that fill the last round.
+    VALIDATION_K, at most half of them from one search lane - :func:`audits.audit_selection.search_lane`, the
+    fine family or the others - while the other lane has scored pairs). A wide search (``problem.explore``)
+    adds up to VALIDATION_SHAPES more: the best pair (by its most recent score, any round) of each event space
+    the others do not cover - for the GTM, each stream length: the loss of a long stream's rare event is
+    bounded by its sample count until it has many samples, so it ranks below the refinements of a short pair
+    that fill the last round.
     Validation samples are fresh, so which pairs are re-ranked does not affect the final test's validity."""
     diverse = VALIDATION_SHAPES if getattr(problem, "explore", False) else 0
     top, seen_inputs = [], set()
-    for sc in selection.ranked:
-        if len(top) >= VALIDATION_K:
-            break
-        key = problem.inputs(sc.candidate)
-        if key not in seen_inputs:
-            seen_inputs.add(key)
-            top.append(sc)
+    # at most half the slots per search lane while the other lane has candidates (then the rest, by score): the
+    # fine family's many near-claim pairs must not push the coarse families' best out of validation, nor the
+    # reverse
+    lanes = {search_lane(sc.candidate) for sc in selection.ranked}
+    per_lane = {lane: 0 for lane in lanes}
+    cap = VALIDATION_K // 2 if len(lanes) > 1 else VALIDATION_K
+    for capped in (True, False):
+        for sc in selection.ranked:
+            if len(top) >= VALIDATION_K:
+                break
+            key, lane = problem.inputs(sc.candidate), search_lane(sc.candidate)
+            if key not in seen_inputs and (not capped or (per_lane[lane] < cap and math.isfinite(sc.score))):
+                seen_inputs.add(key)
+                per_lane[lane] += 1
+                top.append(sc)
     shapes = {problem.events(sc.candidate).n_codes for sc in top}
     for sc in selection.latest if diverse else ():
         if len(top) >= VALIDATION_K + diverse:

@@ -37,6 +37,7 @@ FINE_EASIEST_EVENT = 1e-2  # the most likely leak event of the narrow planted su
 # - time the coarse families' halving rounds need - and see nothing): fine_min_runs(); the coverage section then
 # lists the family as not sampled, with the runs its share afforded
 FINE_EXPLORE_TOP = 32  # screened fine pairs kept by their point estimate alone (besides the always-survive rule)
+REFINE_TOP = 3  # pairs refined per search lane (search_lane) and ranking (score, point estimate) each round
 FINE_PILOT = 24  # candidates spread over the fine family that time its per-request cost (time budget) ...
 PILOT_SECOND_SIZE = 4  # ... at n0 runs per input, then topped up to this many times n0 (request_cost_model)
 
@@ -299,7 +300,11 @@ def _next_round(problem, settings: AuditSettings, scores: list, rng: np.random.G
     screened = {id(s) for s in scores if _is_fine(s.candidate) and not math.isfinite(s.score)}
     ranked = [s for s in scores if id(s) not in screened]
     by_explore = sorted(ranked, key=lambda s: -s.explore) if getattr(problem, "explore", False) else []
-    fresh = [r for s in scores[:3] + by_explore[:3] for r in problem.refine(s.candidate, rng)]
+    # refined: the best REFINE_TOP of each search lane (search_lane) by score and by point estimate - the fine
+    # family's thousands of pairs (and their refinements) are a lane of their own, so the maxima of their noisy
+    # first-round scores (tight pairs of a correct mechanism) cannot take every refinement slot from the coarse
+    # families' best pairs (measured: planted-final-60s wide misses 4, 23, 25, 35, 39)
+    fresh = [r for s in refinement_parents(scores, by_explore) for r in problem.refine(s.candidate, rng)]
     for r in fresh:
         examined.setdefault(id(r), r)
     families = _tally_proposed(families, fresh)
@@ -377,6 +382,26 @@ def _cost_class(problem, c) -> int:
     a, _ = problem.inputs(c)
     n = len(a)
     return 0 if n <= 5 else 1 if n <= 20 else 2
+
+
+def search_lane(c) -> str:
+    """The search lane of a candidate pair: ``"fine"`` for the fine family and its refinements, ``"coarse"``
+    for every other family. Refinement slots (the selection's halving rounds) and validation slots
+    (:func:`audits.audit_engine.validation_pool`) are shared out per lane."""
+    return "fine" if str(getattr(c, "family", "")).split("+")[0] == "fine" else "coarse"
+
+
+def refinement_parents(scores: list, by_explore: list) -> list:
+    """The pairs whose refinements the next round samples: per search lane (:func:`search_lane`, coarse first),
+    the REFINE_TOP best by score then the REFINE_TOP best by point estimate (``by_explore``), as the rule before
+    the lanes did over all pairs (a pair in both is refined twice: with no fine family the rounds are those of
+    that rule, draw for draw). A fine pair without a score (screened, or too few hits) is not refined by score."""
+    out = []
+    for lane in ("coarse", "fine"):
+        by_score = [s for s in scores if search_lane(s.candidate) == lane
+                    and (lane == "coarse" or math.isfinite(s.score))][:REFINE_TOP]
+        out += by_score + [s for s in by_explore if search_lane(s.candidate) == lane][:REFINE_TOP]
+    return out
 
 
 def _is_fine(c) -> bool:

@@ -218,3 +218,40 @@ def test_a_budget_too_small_for_the_fine_family_says_so_in_the_coverage_section(
     problem = GTMProblem(SimulatorTarget(plan), 0.1, max_T=2)
     n_inputs = len({x for c in fine_candidates(0.1, 2) for x in problem.inputs(c)})
     assert FINE_SHARE * 150_000_000 / n_inputs >= 2250 > FINE_SHARE * 300_000 / n_inputs
+
+
+def _lane_pool(lanes: bool, monkeypatch):
+    """The last round of wide planted seed 23 (planted-final-60s): ten fine-family refinements with scores
+    just above the claim (tight pairs of the correct GTM, their scores the maxima of noisy first-round
+    estimates) ahead of the coarse family's planted pair."""
+    import audits.audit_engine as E
+    from audits.audit_scoring import ScoredCandidate, Selection
+    from audits.gtm_audit import GTMProblem
+    from audits.pair_search import Candidate
+
+    def scored(score, family, k):
+        p = tuple([0.1 + 0.001 * k] * 3)
+        return ScoredCandidate(score, Candidate(p, tuple(x + 0.05 for x in p), family), "halt=3", np.ones(1, bool))
+
+    fine = [scored(1.10 - 0.01 * k, "fine+refined", k) for k in range(10)]
+    planted = scored(0.98, "grid+refined", 50)
+    ranked = tuple(fine + [planted] + [scored(0.5 - 0.01 * k, "grid", 60 + k) for k in range(5)])
+    problem = GTMProblem(SimulatorTarget(make_plan(GTMConfig.load("examples/default.toml"))), 0.1, max_T=10)
+    problem.explore = False
+    if not lanes:
+        monkeypatch.setattr(E, "search_lane", lambda c: "coarse")
+    sel = Selection(ranked=ranked, best=ranked[0], rounds=3, pairs_examined=16, latest=ranked)
+    return E.validation_pool(problem, sel), planted, fine
+
+
+def test_validation_shares_its_slots_between_the_search_lanes(monkeypatch):
+    top, planted, fine = _lane_pool(True, monkeypatch)
+    assert planted in top and len(top) == 8
+    assert sum(sc in fine for sc in top) == 4  # half the slots; the best four fine pairs
+    assert top[:4] == fine[:4]
+
+
+def test_validation_lane_check_has_power(monkeypatch):
+    """Companion: with one lane (the rule before) the fine pairs take every slot and the planted pair is lost."""
+    top, planted, fine = _lane_pool(False, monkeypatch)
+    assert planted not in top and top == fine[:8]

@@ -77,3 +77,37 @@ def test_fine_pairs_that_survive_the_screen_are_scored_on_their_first_round_samp
     assert fine.scored == fine.proposed and fine.best_score > plan.epsilon
     assert r.search.coverage.searched["fine_first_round"]["runs_per_input"] == 10_500
     assert r.violation
+
+
+def _scored(score, family, k, explore=None):
+    import numpy as np
+
+    from audits.audit_scoring import ScoredCandidate
+    from audits.pair_search import Candidate
+
+    p = (0.1 + 0.001 * k,)
+    return ScoredCandidate(score, Candidate(p, (p[0] + 0.05,), family), "halt=1", np.ones(1, bool),
+                           explore=score if explore is None else explore)
+
+
+def test_refinements_are_shared_out_per_search_lane():
+    """Six fine pairs ahead of every coarse pair by score and by point estimate: the coarse lane's best three of
+    each ranking are still refined (before the lanes, every refinement slot went to the fine pairs)."""
+    from audits.audit_selection import REFINE_TOP, refinement_parents, search_lane
+
+    fine = [_scored(1.2 - 0.01 * k, "fine+refined" if k else "fine", k) for k in range(6)]
+    coarse = [_scored(1.0 - 0.01 * k, "grid+refined", 10 + k, explore=0.5 + 0.1 * k) for k in range(6)]
+    screened = _scored(float("-inf"), "fine", 30, explore=9.0)  # a screened pair has no score: never refined by score
+    scores = fine + coarse + [screened]
+    by_explore = sorted(fine + coarse, key=lambda s: -s.explore)
+    parents = refinement_parents(scores, by_explore)
+    assert [search_lane(s.candidate) for s in fine] == ["fine"] * 6 and search_lane(coarse[0].candidate) == "coarse"
+    assert parents[:REFINE_TOP] == coarse[:REFINE_TOP]
+    ids = {id(s) for s in parents}
+    assert all(id(s) in ids for s in coarse[-REFINE_TOP:])  # the coarse lane's best by point estimate
+    assert parents[2 * REFINE_TOP:3 * REFINE_TOP] == fine[:REFINE_TOP]
+    assert id(screened) not in ids
+    # companion (power): one lane for all - the old rule, the best three of each ranking overall - refines no
+    # coarse pair here
+    overall = scores[:REFINE_TOP] + by_explore[:REFINE_TOP]
+    assert not {id(s) for s in overall} & {id(s) for s in coarse}
