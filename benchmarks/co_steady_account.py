@@ -1,7 +1,8 @@
-"""Where the certified BatchToCO's budget goes on the steadily growing coverage stream (synthetic n = 64,
-T = 1e4): `python -m benchmarks.co_steady_account` reads the committed comparison
-(benchmarks/results/co/co_comparison_b.json: its split, arb ledger and per-seed checkpoint times; no new
-run) and writes co_steady_account.json / .md beside it.
+"""Where the certified BatchToCO's budget goes on the steadily growing coverage stream (synthetic n = 64):
+`python -m benchmarks.co_steady_account` reads a committed comparison (default
+benchmarks/results/co/co_comparison_b.json, T = 1e4; `--source co_comparison_synthetic30k.json --name
+co_steady_account30k` for T = 3e4: its split, arb ledger and per-seed checkpoint times; no new run) and
+writes <name>.json / .md beside it.
 
 Per seed: the first checkpoint t_c; the warm-up recomputations before it (t = 2, 4, ... < t_c, each at
 eps_W); the levels started (each checkpoint starts the next GTM_l; a level never started never spends its
@@ -11,6 +12,7 @@ eps / R at its recomputations (t = 2^i <= T).
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -21,7 +23,7 @@ from gtm_core.batchtoco.baselines import doubling_times
 OUT = Path(__file__).resolve().parent / "results" / "co"
 
 
-def account(payload: dict) -> dict:
+def account(payload: dict, source: str = "co_comparison_b.json") -> dict:
     split, led = payload["split"], payload["ledger"]
     s = next(x for x in payload["streams"] if x["stream"] == "synthetic")
     eps, T = split["epsilon"], s["T"]
@@ -50,15 +52,15 @@ def account(payload: dict) -> dict:
     per_call = {"doubling eps/R": eps_d, "warm-up eps_W": split["eps_warmup"],
                 "held after the checkpoint: A at eps_Q/2": split["eps_q"] / 2,
                 "GTM_l's test: A at eps_t/2": split["eps_t"] / 2}
-    return {"source": "benchmarks/results/co/co_comparison_b.json", "T": T, "epsilon": eps, "R_doubling": R,
+    return {"source": f"benchmarks/results/co/{source}", "T": T, "epsilon": eps, "R_doubling": R,
             "halting_slack": led["halting_slack"], "ledger_shares": led["shares"], "spent_median_run": spent,
             "per_call_privacy": per_call, "runs": runs,
             "median_ratio": float(np.median([x["ratio"] for x in runs]))}
 
 
 def markdown(a: dict) -> str:
-    lines = ["## Where the certified variant's budget goes: steady coverage stream (synthetic n = 64, T = 1e4)", "",
-             f"Computed by `python -m benchmarks.co_steady_account` from `{a['source']}` (no new run).", "",
+    lines = [f"## Where the certified variant's budget goes: steady coverage stream (synthetic n = 64, T = {a['T']})",
+             "", f"Computed by `python -m benchmarks.co_steady_account` from `{a['source']}` (no new run).", "",
              "| part | fraction of eps (median run) |", "|---|---|"]
     lines += [f"| {k} | {v:.4f} |" for k, v in a["spent_median_run"].items()]
     lines += ["", "| recomputation | privacy per call | / doubling's |", "|---|---|---|"]
@@ -71,10 +73,14 @@ def markdown(a: dict) -> str:
     return "\n".join(lines)
 
 
-def main() -> int:
-    a = account(json.loads((OUT / "co_comparison_b.json").read_text()))
-    (OUT / "co_steady_account.json").write_text(json.dumps(a, indent=2) + "\n")
-    (OUT / "co_steady_account.md").write_text(markdown(a) + "\n")
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="where the certified BatchToCO's budget goes on the steady stream")
+    parser.add_argument("--source", default="co_comparison_b.json", help="comparison file under results/co/")
+    parser.add_argument("--name", default="co_steady_account", help="output file stem under results/co/")
+    args = parser.parse_args(argv)
+    a = account(json.loads((OUT / args.source).read_text()), args.source)
+    (OUT / f"{args.name}.json").write_text(json.dumps(a, indent=2) + "\n")
+    (OUT / f"{args.name}.md").write_text(markdown(a) + "\n")
     print(markdown(a))
     return 0
 
