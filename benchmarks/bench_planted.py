@@ -129,6 +129,7 @@ def calibration_row(config: str, seed: int, max_T: int, seconds, max_samples, co
     return {"seed": seed, "lower_bound": r.epsilon_lower_bound, "false_alarm": r.violation,
             "wall_seconds": time.monotonic() - t0, "samples": r.samples, "witness_true_loss": loss,
             "witness": {"T": len(w["p"]), "event": w["event"], "family": w["family"]},
+            "fine_first_round": r.search.coverage.searched.get("fine_first_round") if r.search else None,
             "time_to_verdict": _time_to_verdict(r, time.monotonic() - t0), "loadavg": _loadavg()}
 
 

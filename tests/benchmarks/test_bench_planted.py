@@ -19,5 +19,7 @@ def test_confidence_is_passed_to_every_audit_and_recorded(tmp_path):
         doc = json.loads((d / "planted.json").read_text())
         assert doc["confidence"] == conf
         assert sorted(p.name for p in d.iterdir()) == ["planted.json"]
+        # every row records whether the fine family's first round ran (a calibration must say which path it tested)
+        assert all("fine_first_round" in c for c in doc["calibration"] + doc["rows"])
         bounds[conf] = [c["lower_bound"] for c in doc["calibration"]] + [r["lower_bound"] for r in doc["rows"]]
     assert all(strict < loose for strict, loose in zip(bounds[0.999], bounds[0.95]))
