@@ -303,7 +303,7 @@ def _next_round(problem, settings: AuditSettings, scores: list, rng: np.random.G
     # refined: the best REFINE_TOP of each search lane (search_lane) by score and by point estimate - the fine
     # family's thousands of pairs (and their refinements) are a lane of their own, so the maxima of their noisy
     # first-round scores (tight pairs of a correct mechanism) cannot take every refinement slot from the coarse
-    # families' best pairs (measured: planted-final-60s wide misses 4, 23, 25, 35, 39)
+    # families' best pairs (wide planted seed 23: benchmarks/results/planted-lanes-preregistration.md)
     fresh = [r for s in refinement_parents(scores, by_explore) for r in problem.refine(s.candidate, rng)]
     for r in fresh:
         examined.setdefault(id(r), r)
